@@ -1,0 +1,116 @@
+/**
+ * Domain errors. Each carries a stable `code`; the HTTP layer maps codes to
+ * status and title in one table (shared/http/problem.ts). Nothing here knows HTTP.
+ */
+export type ErrorCode =
+  | 'validation_failed'
+  | 'not_found'
+  | 'run_conflict'
+  | 'invalid_transition'
+  | 'idempotency_mismatch'
+  | 'asset_outside_root'
+  | 'asset_not_found'
+  | 'runner_not_configured'
+  | 'runner_refused'
+  | 'launcher_unavailable'
+  | 'launch_rejected'
+  | 'unauthorized'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'settings_invalid';
+
+export interface FieldError {
+  readonly path: string;
+  readonly message: string;
+}
+
+export abstract class DomainError extends Error {
+  abstract readonly code: ErrorCode;
+  /** Retryable errors are redelivered (SQS partial batch failure); permanent ones settle the run. */
+  readonly retryable: boolean = false;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationError extends DomainError {
+  readonly code = 'validation_failed';
+  constructor(
+    message: string,
+    readonly fields: readonly FieldError[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export class NotFoundError extends DomainError {
+  readonly code = 'not_found';
+}
+
+/** A conditional write lost: someone else changed the record first. */
+export class RunConflictError extends DomainError {
+  readonly code = 'run_conflict';
+  override readonly retryable = true;
+}
+
+export class InvalidTransitionError extends DomainError {
+  readonly code = 'invalid_transition';
+}
+
+export class IdempotencyMismatchError extends DomainError {
+  readonly code = 'idempotency_mismatch';
+}
+
+export class AssetOutsideRootError extends DomainError {
+  readonly code = 'asset_outside_root';
+}
+
+export class AssetNotFoundError extends DomainError {
+  readonly code = 'asset_not_found';
+}
+
+export class RunnerNotConfiguredError extends DomainError {
+  readonly code = 'runner_not_configured';
+  constructor(
+    message: string,
+    readonly missingKeys: readonly string[],
+  ) {
+    super(message);
+  }
+}
+
+export class RunnerRefusedError extends DomainError {
+  readonly code = 'runner_refused';
+}
+
+/** The backend could not be reached or throttled us: try again later. */
+export class LauncherUnavailableError extends DomainError {
+  readonly code = 'launcher_unavailable';
+  override readonly retryable = true;
+}
+
+/** The backend refused the launch for good (bad image, bad parameters). */
+export class LaunchRejectedError extends DomainError {
+  readonly code = 'launch_rejected';
+}
+
+export class UnauthorizedError extends DomainError {
+  readonly code = 'unauthorized';
+}
+
+export class PayloadTooLargeError extends DomainError {
+  readonly code = 'payload_too_large';
+}
+
+export class UnsupportedMediaTypeError extends DomainError {
+  readonly code = 'unsupported_media_type';
+}
+
+export class SettingsInvalidError extends DomainError {
+  readonly code = 'settings_invalid';
+  constructor(readonly problems: readonly FieldError[]) {
+    super(`Invalid settings: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+  }
+}

@@ -1,0 +1,221 @@
+import { z } from 'zod';
+import { InvalidTransitionError } from './errors.ts';
+
+/** What a run does; one kind per batch. */
+export const RUN_KINDS = ['vm', 'cluster_play', 'database_play', 'k8s_op', 'portainer'] as const;
+export type RunKind = (typeof RUN_KINDS)[number];
+
+export const RUN_STATES = [
+  'queued',
+  'dispatching',
+  'launched',
+  'running',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'timed_out',
+  'refused',
+] as const;
+export type RunState = (typeof RUN_STATES)[number];
+
+export const TERMINAL_STATES = ['succeeded', 'failed', 'cancelled', 'timed_out', 'refused'] as const;
+export type TerminalState = (typeof TERMINAL_STATES)[number];
+export const isTerminal = (state: RunState): state is TerminalState =>
+  (TERMINAL_STATES as readonly string[]).includes(state);
+
+/** Where a run executes. `local` means the relay (in-process in local mode, the on-prem agent in AWS). */
+export const RUNNERS = ['local', 'ecs', 'aci', 'gcp'] as const;
+export type Runner = (typeof RUNNERS)[number];
+
+/**
+ * Allowed moves. `launched → succeeded|failed` covers tasks that finish before
+ * anyone observes them running; any non-terminal state may fail, be cancelled
+ * or time out. Terminal states have no way out.
+ */
+const TRANSITIONS: Record<RunState, readonly RunState[]> = {
+  queued: ['dispatching', 'refused', 'failed', 'cancelled', 'timed_out'],
+  dispatching: ['queued', 'launched', 'refused', 'failed', 'cancelled', 'timed_out'],
+  launched: ['running', 'succeeded', 'failed', 'cancelled', 'timed_out'],
+  running: ['succeeded', 'failed', 'cancelled', 'timed_out'],
+  succeeded: [],
+  failed: [],
+  cancelled: [],
+  timed_out: [],
+  refused: [],
+};
+
+export const canTransition = (from: RunState, to: RunState): boolean => TRANSITIONS[from].includes(to);
+
+/** A named secret bound to a play variable ("Use a secret"). Only the name is stored. */
+export const SecretBindingSchema = z.strictObject({
+  var: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a valid variable name'),
+  secret: z.string().min(1).max(512),
+});
+export type SecretBinding = z.infer<typeof SecretBindingSchema>;
+
+/** A kubectl/helm operation (k8s_op runs). Arguments are passed as argv, never through a shell. */
+export const K8sOperationSchema = z.discriminatedUnion('action', [
+  z.strictObject({ action: z.literal('apply'), namespace: z.string().min(1).max(63).optional() }),
+  z.strictObject({ action: z.literal('delete'), namespace: z.string().min(1).max(63).optional() }),
+  z.strictObject({
+    action: z.literal('get_secret'),
+    namespace: z.string().min(1).max(63),
+    name: z.string().min(1).max(253),
+  }),
+  z.strictObject({
+    action: z.literal('helm_repo_add'),
+    repoName: z.string().min(1).max(63),
+    repoUrl: z.url(),
+  }),
+  z.strictObject({
+    action: z.literal('helm_upgrade'),
+    release: z.string().min(1).max(53),
+    chart: z.string().min(1).max(512),
+    namespace: z.string().min(1).max(63).optional(),
+    version: z.string().min(1).max(64).optional(),
+  }),
+]);
+export type K8sOperation = z.infer<typeof K8sOperationSchema>;
+
+export interface StateChange {
+  readonly state: RunState;
+  readonly at: string;
+  readonly reason?: string;
+}
+
+/** Launch bookkeeping: the intent is written before the backend is called, the handle after. */
+export interface LaunchRecord {
+  readonly backend: Runner;
+  readonly intentAt: string;
+  /** Opaque to everyone but the adapter, e.g. `ecs:<cluster>/<taskArn>`, `relay:<runId>`. */
+  readonly handle?: string;
+}
+
+export interface Run {
+  readonly id: string;
+  readonly kind: RunKind;
+  readonly targetId?: string;
+  readonly asset: string;
+  readonly extraVars: Readonly<Record<string, unknown>>;
+  readonly secrets: readonly SecretBinding[];
+  readonly operation?: K8sOperation;
+  readonly sshUser?: string;
+  readonly managedAccount?: string;
+  readonly batchId?: string;
+  readonly requestedBy: string;
+  readonly timeoutSeconds: number;
+  readonly runner?: Runner;
+  readonly image?: string;
+  readonly state: RunState;
+  readonly history: readonly StateChange[];
+  /** Dispatch attempts so far; part of the backend idempotency key. */
+  readonly attempt: number;
+  /** Bumped on every write; writes are conditional on it. */
+  readonly version: number;
+  /** Who holds the current claim (dispatcher or relay id + epoch). */
+  readonly owner?: string;
+  readonly launch?: LaunchRecord;
+  readonly cancelRequested: boolean;
+  readonly exitCode?: number;
+  readonly reason?: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+export type RunPatch = Partial<
+  Pick<Run, 'runner' | 'image' | 'owner' | 'launch' | 'exitCode' | 'attempt' | 'cancelRequested'>
+>;
+
+/**
+ * Move a run to `to`, returning the next version. Throws InvalidTransitionError
+ * for a move the state machine forbids; a terminal run never changes.
+ */
+export function transition(
+  run: Run,
+  to: RunState,
+  at: string,
+  options: { reason?: string; patch?: RunPatch } = {},
+): Run {
+  if (!canTransition(run.state, to)) {
+    throw new InvalidTransitionError(`Run ${run.id} cannot move from ${run.state} to ${to}`);
+  }
+  const change: StateChange =
+    options.reason === undefined ? { state: to, at } : { state: to, at, reason: options.reason };
+  const next: Run = {
+    ...run,
+    ...options.patch,
+    state: to,
+    history: [...run.history, change],
+    version: run.version + 1,
+    updatedAt: at,
+  };
+  if (options.reason !== undefined && (isTerminal(to) || to === 'queued')) {
+    return { ...next, reason: options.reason };
+  }
+  return next;
+}
+
+/** Change fields without a state move (launch intent, handle, owner), still bumping the version. */
+export function amend(run: Run, at: string, patch: RunPatch): Run {
+  if (isTerminal(run.state)) {
+    throw new InvalidTransitionError(`Run ${run.id} is ${run.state} and can no longer change`);
+  }
+  return { ...run, ...patch, version: run.version + 1, updatedAt: at };
+}
+
+/**
+ * Record a cancel request. A run that has not been claimed yet is cancelled
+ * at once (it never starts); otherwise the flag is set and whoever holds the
+ * run honours it at its next step. Terminal runs are returned unchanged.
+ */
+export function requestCancel(run: Run, at: string): Run {
+  if (isTerminal(run.state) || run.cancelRequested) return run;
+  if (run.state === 'queued') {
+    return transition(run, 'cancelled', at, {
+      reason: 'Cancelled before it started',
+      patch: { cancelRequested: true },
+    });
+  }
+  return amend(run, at, { cancelRequested: true });
+}
+
+/** When the run is due to end, counted from its first claim (or creation when never claimed). */
+export function deadlineOf(run: Run): number {
+  const started = run.history.find((h) => h.state === 'dispatching')?.at ?? run.createdAt;
+  return Date.parse(started) + run.timeoutSeconds * 1000;
+}
+
+export interface NewRun {
+  readonly id: string;
+  readonly kind: RunKind;
+  readonly targetId?: string;
+  readonly asset: string;
+  readonly extraVars?: Readonly<Record<string, unknown>>;
+  readonly secrets?: readonly SecretBinding[];
+  readonly operation?: K8sOperation;
+  readonly sshUser?: string;
+  readonly managedAccount?: string;
+  readonly batchId?: string;
+  readonly requestedBy: string;
+  readonly timeoutSeconds: number;
+}
+
+export function newRun(input: NewRun, at: string): Run {
+  const { extraVars, secrets, ...rest } = input;
+  return {
+    ...rest,
+    extraVars: extraVars ?? {},
+    secrets: secrets ?? [],
+    state: 'queued',
+    history: [{ state: 'queued', at }],
+    attempt: 0,
+    version: 1,
+    cancelRequested: false,
+    createdAt: at,
+    updatedAt: at,
+  };
+}

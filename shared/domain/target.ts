@@ -1,0 +1,128 @@
+import { z } from 'zod';
+
+/**
+ * The target registry's model. A target is what a run acts on: a VM (SSH/WinRM),
+ * a Kubernetes cluster, a database, or a row that can never be a target
+ * (a virtual desktop, a VM known only by hypervisor node + VMID).
+ */
+export const CLOUDS = ['aws', 'azure', 'gcp', 'oci', 'local'] as const;
+export type Cloud = (typeof CLOUDS)[number];
+/** Clouds that host managed clusters and databases in a private VPC. */
+export const HOSTING_CLOUDS = ['aws', 'azure', 'gcp'] as const;
+export type HostingCloud = (typeof HOSTING_CLOUDS)[number];
+
+export const isHostingCloud = (cloud: Cloud): cloud is HostingCloud =>
+  (HOSTING_CLOUDS as readonly string[]).includes(cloud);
+
+const targetId = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._:-]*$/,
+    'letters, digits, and . _ : - only, starting with a letter or digit',
+  );
+export const TargetIdSchema = targetId;
+
+const base = {
+  name: z.string().min(1).max(200),
+  cloud: z.enum(CLOUDS),
+  labels: z.record(z.string().max(63), z.string().max(256)).optional(),
+};
+
+const port = z.number().int().min(1).max(65535);
+
+export const VmTargetSchema = z.strictObject({
+  ...base,
+  kind: z.literal('vm'),
+  /** Host name or IP the runner connects to. Absent for VMs known only by node + VMID. */
+  address: z.string().min(1).max(253).optional(),
+  port: port.optional(),
+  connection: z.enum(['ssh', 'winrm', 'local']).default('ssh'),
+  os: z.enum(['linux', 'windows']).optional(),
+  hypervisorGroup: z.string().min(1).max(100).optional(),
+  /** Proxmox / Nutanix deployments record a node + VMID rather than an address. */
+  node: z.string().min(1).max(100).optional(),
+  vmid: z.number().int().nonnegative().optional(),
+  sshUser: z.string().min(1).max(64).optional(),
+});
+
+export const ClusterTargetSchema = z.strictObject({
+  ...base,
+  kind: z.literal('cluster'),
+  provider: z.enum(['eks', 'aks', 'gke', 'kubeconfig', 'k3s', 'other']),
+  /** Name of the secret holding the kubeconfig or cloud credentials; never the credential itself. */
+  credentialsRef: z.string().min(1).max(256).optional(),
+  region: z.string().min(1).max(64).optional(),
+  clusterName: z.string().min(1).max(200).optional(),
+});
+
+export const DatabaseTargetSchema = z.strictObject({
+  ...base,
+  kind: z.literal('database'),
+  engine: z.enum(['postgresql', 'mysql', 'mariadb', 'mssql', 'oracle', 'mongodb']),
+  endpoint: z.strictObject({ host: z.string().min(1).max(253), port: port.optional() }),
+  source: z.enum(['provisioned', 'registered']),
+  /** Password Safe managed account checked out just in time (registered databases). */
+  managedAccount: z.string().min(1).max(256).optional(),
+  /** Secret holding the admin credential of a provisioned database. */
+  credentialsRef: z.string().min(1).max(256).optional(),
+});
+
+export const VirtualDesktopTargetSchema = z.strictObject({
+  ...base,
+  kind: z.literal('virtual_desktop'),
+});
+
+export const TargetBodySchema = z.discriminatedUnion('kind', [
+  VmTargetSchema,
+  ClusterTargetSchema,
+  DatabaseTargetSchema,
+  VirtualDesktopTargetSchema,
+]);
+export type TargetBody = z.infer<typeof TargetBodySchema>;
+
+export type Target = TargetBody & {
+  readonly id: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+};
+export type VmTarget = Extract<Target, { kind: 'vm' }>;
+export type ClusterTarget = Extract<Target, { kind: 'cluster' }>;
+export type DatabaseTarget = Extract<Target, { kind: 'database' }>;
+
+/** Engines some runner image carries modules for. */
+const RUNNABLE_ENGINES: ReadonlySet<DatabaseTarget['engine']> = new Set([
+  'postgresql',
+  'mysql',
+  'mariadb',
+  'mssql',
+]);
+
+/**
+ * Why a registry row can never be a target, or undefined when it can.
+ * Computed by the same rule the run endpoints enforce.
+ */
+export function untargetableReason(target: Target): string | undefined {
+  switch (target.kind) {
+    case 'virtual_desktop':
+      return 'A virtual desktop is a seat, not a host: no Ansible target exists behind it';
+    case 'vm':
+      if (target.address === undefined) {
+        return target.node !== undefined || target.vmid !== undefined
+          ? 'This VM is recorded only by node + VMID, not an address: target it through its hypervisor group instead'
+          : 'This VM has no address to connect to';
+      }
+      return undefined;
+    case 'database':
+      if (!RUNNABLE_ENGINES.has(target.engine)) {
+        return `No runner carries modules for the ${target.engine} engine`;
+      }
+      if (target.cloud === 'oci')
+        return 'No runner resolves for oci: OCI-hosted databases cannot be targeted';
+      return undefined;
+    case 'cluster':
+      if (target.cloud === 'oci') return 'No runner resolves for oci: OCI-hosted clusters cannot be targeted';
+      return undefined;
+  }
+}

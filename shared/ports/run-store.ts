@@ -1,0 +1,59 @@
+import type { Run, RunState } from '../domain/run.ts';
+import type { Target } from '../domain/target.ts';
+
+export interface RunQuery {
+  readonly batchId?: string;
+  readonly state?: RunState;
+  /** 1..100 */
+  readonly limit: number;
+  /** Opaque cursor from a previous page's `nextCursor`. */
+  readonly cursor?: string;
+}
+
+export interface RunPage {
+  readonly runs: readonly Run[];
+  readonly nextCursor?: string;
+}
+
+export interface CreateRunOptions {
+  /** Client `Idempotency-Key`; with `fingerprint` (hash of the request) it makes a retried submit return the first run. */
+  readonly idempotencyKey?: string;
+  readonly fingerprint?: string;
+}
+
+/**
+ * Durable record of runs and targets. Every run write is conditional on the
+ * version the caller read, so concurrent writers cannot lose each other's
+ * changes and a terminal run is never overwritten.
+ *
+ * @example
+ * const { run } = await store.createRun(newRun(input, clock.now()));
+ * const claimed = await store.updateRun(transition(run, 'dispatching', clock.now()), run.version);
+ */
+export interface RunStore {
+  /**
+   * Insert a new run. With an idempotency key already used by the same
+   * fingerprint, returns the existing run and `created: false`; with a
+   * different fingerprint throws IdempotencyMismatchError.
+   */
+  createRun(run: Run, options?: CreateRunOptions): Promise<{ run: Run; created: boolean }>;
+  /** Insert several runs atomically (a batch): all or none. */
+  createRuns(runs: readonly Run[]): Promise<void>;
+  getRun(id: string): Promise<Run | undefined>;
+  /**
+   * Replace the run if its stored version is still `expectedVersion` and the
+   * stored run is not terminal. Throws RunConflictError otherwise.
+   */
+  updateRun(run: Run, expectedVersion: number): Promise<Run>;
+  /** Newest first. */
+  listRuns(query: RunQuery): Promise<RunPage>;
+  /** Every run not yet in a terminal state, oldest first (reconciler). */
+  listActiveRuns(limit: number): Promise<readonly Run[]>;
+
+  putTarget(target: Target): Promise<Target>;
+  getTarget(id: string): Promise<Target | undefined>;
+  /** Sorted by id. */
+  listTargets(): Promise<readonly Target[]>;
+  /** True when something was deleted. */
+  deleteTarget(id: string): Promise<boolean>;
+}

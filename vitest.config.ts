@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+    // e2e suites start real processes; two cores, so keep parallelism modest.
+    maxWorkers: 2,
+  },
+});
