@@ -126,6 +126,11 @@ export interface Run {
   readonly updatedAt: string;
 }
 
+/** Owner prefix a relay writes when it claims a run; before that, nothing has started on the relay. */
+export const RELAY_OWNER_PREFIX = 'relay:';
+export const isRelayOwner = (owner: string | undefined): boolean =>
+  owner?.startsWith(RELAY_OWNER_PREFIX) ?? false;
+
 export type RunPatch = Partial<
   Pick<Run, 'runner' | 'image' | 'owner' | 'launch' | 'exitCode' | 'attempt' | 'cancelRequested'>
 >;
@@ -192,22 +197,35 @@ export function deadlineOf(run: Run): number {
 export interface NewRun {
   readonly id: string;
   readonly kind: RunKind;
-  readonly targetId?: string;
+  readonly targetId?: string | undefined;
   readonly asset: string;
-  readonly extraVars?: Readonly<Record<string, unknown>>;
-  readonly secrets?: readonly SecretBinding[];
-  readonly operation?: K8sOperation;
-  readonly sshUser?: string;
-  readonly managedAccount?: string;
-  readonly batchId?: string;
+  readonly extraVars?: Readonly<Record<string, unknown>> | undefined;
+  readonly secrets?: readonly SecretBinding[] | undefined;
+  readonly operation?: K8sOperation | undefined;
+  readonly sshUser?: string | undefined;
+  readonly managedAccount?: string | undefined;
+  readonly batchId?: string | undefined;
   readonly requestedBy: string;
   readonly timeoutSeconds: number;
 }
 
 export function newRun(input: NewRun, at: string): Run {
   const { extraVars, secrets, ...rest } = input;
+  // Drop absent optionals so records stay free of `undefined` keys.
+  const defined = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as typeof rest;
   return {
-    ...rest,
+    ...(defined as Omit<
+      Run,
+      | 'extraVars'
+      | 'secrets'
+      | 'state'
+      | 'history'
+      | 'attempt'
+      | 'version'
+      | 'cancelRequested'
+      | 'createdAt'
+      | 'updatedAt'
+    >),
     extraVars: extraVars ?? {},
     secrets: secrets ?? [],
     state: 'queued',

@@ -1,0 +1,11 @@
+import { cancelRun } from '../../shared/app/runs.ts';
+import { httpHandler, json } from '../../shared/http/handler.ts';
+import { IdParams, runView } from '../../shared/http/schemas.ts';
+import type { ApiDeps } from './deps.ts';
+
+/** POST /runs/{id}/cancel — answered with the run; cancelling a finished run changes nothing. */
+export const makeCancelRun = (deps: ApiDeps) =>
+  httpHandler(deps, {
+    params: IdParams,
+    handle: async ({ params }) => json(202, runView(await cancelRun(deps, params.id))),
+  });

@@ -1,0 +1,15 @@
+import { NotFoundError } from '../../shared/domain/errors.ts';
+import { httpHandler } from '../../shared/http/handler.ts';
+import { TargetIdParams } from '../../shared/http/schemas.ts';
+import type { ApiDeps } from './deps.ts';
+
+/** DELETE /targets/{id}: runs already queued for it are refused at dispatch. */
+export const makeDeleteTarget = (deps: ApiDeps) =>
+  httpHandler(deps, {
+    params: TargetIdParams,
+    handle: async ({ params }) => {
+      if (!(await deps.store.deleteTarget(params.id)))
+        throw new NotFoundError(`No target with id ${params.id}`);
+      return { statusCode: 204 };
+    },
+  });

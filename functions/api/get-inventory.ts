@@ -1,0 +1,9 @@
+import { registryInventory } from '../../shared/domain/inventory.ts';
+import { httpHandler, json } from '../../shared/http/handler.ts';
+import type { ApiDeps } from './deps.ts';
+
+/** GET /inventory: Ansible dynamic JSON inventory built from the registry. */
+export const makeGetInventory = (deps: ApiDeps) =>
+  httpHandler(deps, {
+    handle: async () => json(200, registryInventory(await deps.store.listTargets())),
+  });

@@ -1,0 +1,25 @@
+import { getRun } from '../../shared/app/runs.ts';
+import { isTerminal } from '../../shared/domain/run.ts';
+import { httpHandler, json } from '../../shared/http/handler.ts';
+import { IdParams, LogsQuery } from '../../shared/http/schemas.ts';
+import type { ApiDeps } from './deps.ts';
+
+/**
+ * GET /runs/{id}/logs?cursor= — redacted output after `cursor` and the next
+ * cursor. `complete` tells a follower that the run has ended and nothing more
+ * will arrive once this page is empty.
+ */
+export const makeGetRunLogs = (deps: ApiDeps) =>
+  httpHandler(deps, {
+    params: IdParams,
+    query: LogsQuery,
+    handle: async ({ params, query }) => {
+      // Read the state first: a terminal state seen here means every line was written before this read.
+      const run = await getRun(deps, params.id);
+      const page = await deps.logs.read(run.id, {
+        limit: query.limit,
+        ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+      });
+      return json(200, { runId: run.id, state: run.state, complete: isTerminal(run.state), ...page });
+    },
+  });

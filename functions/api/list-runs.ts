@@ -1,0 +1,16 @@
+import { httpHandler, json } from '../../shared/http/handler.ts';
+import { ListRunsQuery, runView } from '../../shared/http/schemas.ts';
+import type { ApiDeps } from './deps.ts';
+
+/** GET /runs?batchId=&state=&limit=&cursor= — newest first. */
+export const makeListRuns = (deps: ApiDeps) =>
+  httpHandler(deps, {
+    query: ListRunsQuery,
+    handle: async ({ query }) => {
+      const page = await deps.store.listRuns(query as Parameters<typeof deps.store.listRuns>[0]);
+      return json(200, {
+        runs: page.runs.map(runView),
+        ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+      });
+    },
+  });

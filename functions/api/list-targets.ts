@@ -1,0 +1,17 @@
+import { untargetableReason } from '../../shared/domain/target.ts';
+import { httpHandler, json } from '../../shared/http/handler.ts';
+import type { ApiDeps } from './deps.ts';
+
+/** GET /targets: every row; rows that can never be a target carry `untargetable` with the reason. */
+export const makeListTargets = (deps: ApiDeps) =>
+  httpHandler(deps, {
+    handle: async () => {
+      const targets = await deps.store.listTargets();
+      return json(200, {
+        targets: targets.map((t) => {
+          const reason = untargetableReason(t);
+          return reason === undefined ? t : { ...t, untargetable: reason };
+        }),
+      });
+    },
+  });

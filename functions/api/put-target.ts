@@ -1,0 +1,23 @@
+import { type Target, TargetBodySchema } from '../../shared/domain/target.ts';
+import { httpHandler, json } from '../../shared/http/handler.ts';
+import { TargetIdParams } from '../../shared/http/schemas.ts';
+import type { ApiDeps } from './deps.ts';
+
+/** PUT /targets/{id}: create or replace a registry row. */
+export const makePutTarget = (deps: ApiDeps) =>
+  httpHandler(deps, {
+    params: TargetIdParams,
+    body: TargetBodySchema,
+    handle: async ({ params, body }) => {
+      const existing = await deps.store.getTarget(params.id);
+      const now = deps.clock.now();
+      const target = {
+        ...body,
+        id: params.id,
+        createdAt: existing?.createdAt ?? now,
+        updatedAt: now,
+      } as Target;
+      await deps.store.putTarget(target);
+      return json(existing === undefined ? 201 : 200, target);
+    },
+  });

@@ -1,0 +1,30 @@
+import type { HttpHandler } from '../../shared/http/handler.ts';
+import { makeCancelRun } from './cancel-run.ts';
+import { makeDeleteTarget } from './delete-target.ts';
+import type { ApiDeps } from './deps.ts';
+import { makeGetInventory } from './get-inventory.ts';
+import { makeGetRun } from './get-run.ts';
+import { makeGetRunLogs } from './get-run-logs.ts';
+import { makeGetTarget } from './get-target.ts';
+import { makeHealthz } from './healthz.ts';
+import { makeListRuns } from './list-runs.ts';
+import { makeListTargets } from './list-targets.ts';
+import { makePutTarget } from './put-target.ts';
+import { makeSubmitRun } from './submit-run.ts';
+
+/** The public REST API (v1): route key → handler factory. API Gateway and local mode both read this table. */
+export const API_ROUTES = {
+  'GET /healthz': makeHealthz,
+  'PUT /targets/{id}': makePutTarget,
+  'GET /targets': makeListTargets,
+  'GET /targets/{id}': makeGetTarget,
+  'DELETE /targets/{id}': makeDeleteTarget,
+  'GET /inventory': makeGetInventory,
+  'POST /runs': makeSubmitRun,
+  'GET /runs': makeListRuns,
+  'GET /runs/{id}': makeGetRun,
+  'GET /runs/{id}/logs': makeGetRunLogs,
+  'POST /runs/{id}/cancel': makeCancelRun,
+} as const satisfies Record<string, (deps: ApiDeps) => HttpHandler>;
+
+export type RouteKey = keyof typeof API_ROUTES;

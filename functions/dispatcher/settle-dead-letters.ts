@@ -1,0 +1,21 @@
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { SQSRecord } from 'aws-lambda';
+import { type AppDeps, decodeRunMessage } from '../../shared/app/deps.ts';
+import { settleDeadLetter } from '../../shared/app/dispatch.ts';
+import type { SqsBatchHandler } from './dispatch-runs.ts';
+
+/** SQS-event handler for the dispatch DLQ: each dead message fails its run with the reason. */
+export function makeSettleDeadLetters(deps: AppDeps): SqsBatchHandler {
+  const processor = new BatchProcessor(EventType.SQS);
+  const record = async (r: SQSRecord) => {
+    const message = decodeRunMessage(r.body);
+    if (message === undefined) {
+      deps.logger.error('dead letter without a run id dropped', { messageId: r.messageId });
+      return;
+    }
+    // The DLQ's own receive count says nothing about the dispatch attempts; the redrive limit does.
+    await settleDeadLetter(deps, message.runId, deps.settings.dispatch_max_receive_count);
+  };
+  return (event, context) =>
+    processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false });
+}

@@ -1,0 +1,347 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { decodeRunMessage } from '../../shared/app/deps.ts';
+import { settleRun } from '../../shared/app/run-updates.ts';
+import { prepareTask } from '../../shared/app/task-prep.ts';
+import { DomainError } from '../../shared/domain/errors.ts';
+import {
+  amend,
+  deadlineOf,
+  isTerminal,
+  RELAY_OWNER_PREFIX,
+  type Run,
+  type RunState,
+  transition,
+} from '../../shared/domain/run.ts';
+import type { AssetStore } from '../../shared/ports/asset-store.ts';
+import type { Clock } from '../../shared/ports/clock.ts';
+import type { ExecutionResult, Executor, RunningExecution } from '../../shared/ports/executor.ts';
+import type { LogStore } from '../../shared/ports/log-store.ts';
+import type { RunStore } from '../../shared/ports/run-store.ts';
+import type { SecretSource } from '../../shared/ports/secret-source.ts';
+import type { QueueMessage, WorkQueue } from '../../shared/ports/work-queue.ts';
+import { LogShipper } from './log-shipper.ts';
+
+export interface RelayAgentOptions {
+  /** Stable id of this relay host; runs it claims carry `relay:<id>` as owner. */
+  readonly id: string;
+  readonly store: RunStore;
+  readonly queue: WorkQueue;
+  readonly logs: LogStore;
+  readonly executor: Executor;
+  readonly secrets: SecretSource;
+  readonly assets: AssetStore;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Directory for per-run work directories. */
+  readonly workRoot: string;
+  /** Most runs executing at once (RELAY_CONCURRENCY, default 3). */
+  readonly concurrency?: number;
+  /** Long-poll wait; SQS allows up to 20 s. */
+  readonly pollWaitSeconds?: number;
+  /** How long a received message stays hidden; renewed while its run executes. */
+  readonly visibilityTimeoutSeconds?: number;
+  /** How often a running run's record is re-read for a cancel request. */
+  readonly cancelPollMs?: number;
+  /** SIGTERM → SIGKILL grace when a run is cancelled or times out. */
+  readonly killGraceMs?: number;
+}
+
+interface Active {
+  readonly runId: string;
+  receipt: string | undefined;
+  readonly done: Promise<void>;
+}
+
+/** The part of the run's launch handle that belongs to the relay: `relay:<relayId>/<executor handle>`. */
+const relayHandle = (relayId: string, execHandle: string) => `relay:${relayId}/${execHandle}`;
+const execHandleOf = (relayId: string, handle: string | undefined): string | undefined => {
+  const prefix = `relay:${relayId}/`;
+  return handle?.startsWith(prefix) ? handle.slice(prefix.length) : undefined;
+};
+
+/**
+ * The relay: long-polls its queue, claims runs with a conditional write,
+ * executes them through an Executor, ships redacted output to the LogStore,
+ * honours cancel and the run's deadline, and settles each run exactly once.
+ * On start it adopts the tasks it left running and reaps any it does not know.
+ * Runs in-process in local mode and as the on-prem agent in AWS mode.
+ *
+ * @example
+ * const agent = new RelayAgent({ id: 'relay-1', store, queue, logs, executor, … });
+ * await agent.start();
+ * process.on('SIGTERM', () => agent.stop(30_000));
+ */
+export class RelayAgent {
+  private readonly active = new Map<string, Active>();
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private readonly owner: string;
+  private readonly concurrency: number;
+  private readonly visibility: number;
+
+  constructor(private readonly o: RelayAgentOptions) {
+    this.owner = `${RELAY_OWNER_PREFIX}${o.id}`;
+    this.concurrency = o.concurrency ?? 3;
+    this.visibility = o.visibilityTimeoutSeconds ?? 60;
+  }
+
+  /** Runs currently executing here. */
+  get activeRunIds(): readonly string[] {
+    return [...this.active.keys()];
+  }
+
+  async start(): Promise<void> {
+    await mkdir(this.o.workRoot, { recursive: true, mode: 0o700 });
+    await this.recover();
+    this.running = true;
+    this.loop = this.pollLoop();
+  }
+
+  /** Stop taking work; wait up to `drainMs` for executing runs. Runs still going are left to be adopted on the next start. */
+  async stop(drainMs = 30_000): Promise<void> {
+    this.running = false;
+    await this.loop;
+    const all = Promise.all([...this.active.values()].map((a) => a.done));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([all, new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)))]);
+    clearTimeout(timer);
+  }
+
+  /** Adopt runs this relay was executing before a restart; reap tasks nobody owns. */
+  private async recover(): Promise<void> {
+    const keep = new Set<string>();
+    for (const run of await this.o.store.listActiveRuns(1000)) {
+      const exec = execHandleOf(this.o.id, run.launch?.handle);
+      if (run.owner !== this.owner || run.state !== 'running' || exec === undefined) continue;
+      keep.add(run.id);
+      this.track(run.id, undefined, () => this.adoptAndFinish(run, exec));
+    }
+    const reaped = await this.o.executor.reapOrphans(keep);
+    if (reaped.length > 0) this.o.logger.warn('relay reaped orphaned tasks', { runIds: reaped });
+  }
+
+  private async pollLoop(): Promise<void> {
+    while (this.running) {
+      const room = this.concurrency - this.active.size;
+      if (room <= 0) {
+        await sleep(100);
+        continue;
+      }
+      let messages: readonly QueueMessage[];
+      try {
+        messages = await this.o.queue.receive({
+          max: Math.min(room, 10),
+          waitSeconds: this.o.pollWaitSeconds ?? 20,
+          visibilityTimeoutSeconds: this.visibility,
+        });
+      } catch (error) {
+        this.o.logger.error('relay: receive failed; retrying', { error: error as Error });
+        await sleep(1000);
+        continue;
+      }
+      for (const message of messages) await this.onMessage(message);
+    }
+  }
+
+  private async onMessage(message: QueueMessage): Promise<void> {
+    const decoded = decodeRunMessage(message.body);
+    if (decoded === undefined) {
+      this.o.logger.error('relay: poison message dropped', { messageId: message.id });
+      await this.o.queue.delete(message.receiptHandle);
+      return;
+    }
+    const { runId } = decoded;
+    const tracked = this.active.get(runId);
+    if (tracked !== undefined) {
+      tracked.receipt = message.receiptHandle; // a redelivery of what we are already running
+      return;
+    }
+    const run = await this.o.store.getRun(runId);
+    if (run === undefined || isTerminal(run.state)) {
+      await this.o.queue.delete(message.receiptHandle);
+      return;
+    }
+    const exec = execHandleOf(this.o.id, run.launch?.handle);
+    if (run.state === 'running' && run.owner === this.owner && exec !== undefined) {
+      this.track(runId, message.receiptHandle, () => this.adoptAndFinish(run, exec));
+      return;
+    }
+    if (run.state === 'running' && run.owner !== this.owner) {
+      // Another relay holds it; the reconciler settles it if that relay is gone for good.
+      await this.o.queue.changeVisibility(message.receiptHandle, 300);
+      return;
+    }
+    if (run.state === 'running') {
+      await this.o.queue.changeVisibility(message.receiptHandle, 30); // ours in name only: no task to adopt yet
+      return;
+    }
+    this.track(runId, message.receiptHandle, () => this.claimAndExecute(runId));
+  }
+
+  private track(runId: string, receipt: string | undefined, work: () => Promise<void>): void {
+    const entry: Active = { runId, receipt, done: Promise.resolve() };
+    this.active.set(runId, entry);
+    const heartbeat = setInterval(
+      () => {
+        if (entry.receipt !== undefined) {
+          this.o.queue.changeVisibility(entry.receipt, this.visibility).catch(() => {});
+        }
+      },
+      (this.visibility * 1000) / 3,
+    );
+    (entry as { done: Promise<void> }).done = work()
+      .catch((error: unknown) =>
+        this.o.logger.error('relay: run handling failed', { runId, error: error as Error }),
+      )
+      .finally(async () => {
+        clearInterval(heartbeat);
+        this.active.delete(runId);
+        const run = await this.o.store.getRun(runId).catch(() => undefined);
+        // Only a settled run's message is deleted: anything else comes back and is picked up again.
+        if (entry.receipt !== undefined && (run === undefined || isTerminal(run.state))) {
+          await this.o.queue.delete(entry.receipt).catch(() => {});
+        }
+      });
+  }
+
+  private now = () => this.o.clock.now();
+
+  /**
+   * The dispatcher sends to the relay queue before it records `launched`, so a
+   * fast relay can see the run still `dispatching`: wait briefly for the record.
+   */
+  private async waitUntilLaunched(runId: string): Promise<boolean> {
+    const until = this.o.clock.nowMs() + 10_000;
+    for (;;) {
+      const run = await this.o.store.getRun(runId);
+      if (run === undefined || isTerminal(run.state)) return false;
+      if (run.state !== 'queued' && run.state !== 'dispatching') return true;
+      if (this.o.clock.nowMs() > until) return false;
+      await sleep(25);
+    }
+  }
+
+  private async claimAndExecute(runId: string): Promise<void> {
+    if (!(await this.waitUntilLaunched(runId))) return;
+    let run = await settleRun(this.o.store, runId, (r) =>
+      r.state === 'launched' && r.owner !== this.owner ? amend(r, this.now(), { owner: this.owner }) : r,
+    );
+    if (run.state !== 'launched' || run.owner !== this.owner) return;
+    if (run.cancelRequested) {
+      await this.settle(runId, 'cancelled', 'Cancelled before it started');
+      return;
+    }
+
+    const shipper = new LogShipper(this.o.logs, runId);
+    const workDir = join(this.o.workRoot, runId);
+    let execution: RunningExecution;
+    try {
+      const prepared = await prepareTask(this.o, run);
+      await rm(workDir, { recursive: true, force: true });
+      await mkdir(workDir, { recursive: true, mode: 0o700 });
+      shipper.system(`remote-worker: starting on relay ${this.o.id} (${this.o.executor.name} executor)`);
+      execution = await this.o.executor.start(
+        { runId, image: run.image ?? '', spec: prepared.spec, secretEnv: prepared.secretEnv, workDir },
+        (lines) => shipper.push(lines),
+      );
+    } catch (error) {
+      const reason = error instanceof DomainError ? error.message : 'The relay could not start the task';
+      if (!(error instanceof DomainError))
+        this.o.logger.error('relay: start failed', { runId, error: error as Error });
+      shipper.system(`remote-worker: ${reason}`);
+      await shipper.close().catch(() => {});
+      await this.settle(runId, 'failed', reason);
+      return;
+    }
+    run = await settleRun(this.o.store, runId, (r) =>
+      r.state === 'launched'
+        ? transition(r, 'running', this.now(), {
+            patch: {
+              launch: {
+                backend: 'local',
+                intentAt: r.launch?.intentAt ?? this.now(),
+                handle: relayHandle(this.o.id, execution.handle),
+              },
+            },
+          })
+        : r,
+    );
+    await this.supervise(run, execution, shipper, workDir);
+  }
+
+  private async adoptAndFinish(run: Run, execHandle: string): Promise<void> {
+    const shipper = new LogShipper(this.o.logs, run.id);
+    const workDir = join(this.o.workRoot, run.id);
+    const execution = await this.o.executor.adopt(execHandle, workDir, (lines) => shipper.push(lines));
+    shipper.system(`remote-worker: relay ${this.o.id} restarted and adopted this run`);
+    await this.supervise(run, execution, shipper, workDir);
+  }
+
+  /** Watch for cancel and the deadline until the task ends, then settle the run once. */
+  private async supervise(run: Run, execution: RunningExecution, shipper: LogShipper, workDir: string) {
+    let stopReason: 'cancelled' | 'timed_out' | undefined;
+    const graceMs = this.o.killGraceMs ?? 10_000;
+    const stop = (why: 'cancelled' | 'timed_out') => {
+      if (stopReason !== undefined) return;
+      stopReason = why;
+      shipper.system(
+        why === 'cancelled'
+          ? 'remote-worker: cancel requested; stopping the task'
+          : 'remote-worker: timed out; stopping the task',
+      );
+      execution
+        .kill(graceMs)
+        .catch((error: unknown) => this.o.logger.error('relay: kill failed', { error: error as Error }));
+    };
+    const deadline = deadlineOf(run) - this.o.clock.nowMs();
+    const deadlineTimer = setTimeout(() => stop('timed_out'), Math.max(0, deadline));
+    const cancelPoll = setInterval(async () => {
+      const current = await this.o.store.getRun(run.id).catch(() => undefined);
+      if (current?.cancelRequested || (current !== undefined && isTerminal(current.state))) stop('cancelled');
+    }, this.o.cancelPollMs ?? 1000);
+
+    let result: ExecutionResult;
+    try {
+      result = await execution.done;
+    } finally {
+      clearTimeout(deadlineTimer);
+      clearInterval(cancelPoll);
+    }
+    const [state, reason] = outcome(result, stopReason, shipper.lastProblem, run.timeoutSeconds);
+    shipper.system(`remote-worker: ${state}${reason === undefined ? '' : ` (${reason})`}`);
+    await shipper.close();
+    await this.settle(run.id, state, reason, result.exitCode);
+    await rm(workDir, { recursive: true, force: true }).catch(() => {});
+  }
+
+  private async settle(runId: string, state: RunState, reason?: string, exitCode?: number): Promise<void> {
+    await settleRun(this.o.store, runId, (r) =>
+      transition(r, state, this.now(), {
+        ...(reason === undefined ? {} : { reason }),
+        ...(exitCode === undefined ? {} : { patch: { exitCode } }),
+      }),
+    );
+  }
+}
+
+function outcome(
+  result: ExecutionResult,
+  stopReason: 'cancelled' | 'timed_out' | undefined,
+  lastProblem: string | undefined,
+  timeoutSeconds: number,
+): [RunState, string | undefined] {
+  if (stopReason === 'cancelled') return ['cancelled', 'Cancelled while running; the task was stopped'];
+  if (stopReason === 'timed_out')
+    return ['timed_out', `Still running after its ${timeoutSeconds} s timeout; stopped`];
+  if (result.lost !== undefined) return ['failed', result.lost];
+  if (result.exitCode === 0) return ['succeeded', undefined];
+  const how =
+    result.exitCode === undefined
+      ? `was killed by ${result.signal ?? 'a signal'}`
+      : `exited with code ${result.exitCode}`;
+  return ['failed', lastProblem === undefined ? `The task ${how}` : `The task ${how}: ${lastProblem}`];
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

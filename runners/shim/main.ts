@@ -1,0 +1,698 @@
+/**
+ * Remote Worker task shim: the entrypoint of every runner image and, in the
+ * relay's `process` executor, a child of the relay. It turns a TaskSpec into
+ * one tool invocation (ansible-playbook, kubectl or helm), runs it, and writes
+ * the tool's output — redacted — to its own stdout.
+ *
+ * Depends on Node built-ins and shared/domain only, so it bundles to one file:
+ *   esbuild runners/shim/main.ts --bundle --platform=node --format=esm --outfile=dist/shim.mjs
+ *
+ * Environment contract:
+ * - `RW_TASK` (the TaskSpec as JSON) or `RW_TASK_FILE` (a path to it). Required.
+ * - Each `spec.secretVars[i].env`: a secret value. It becomes play variable
+ *   `spec.secretVars[i].var`, is redacted from all output, and is removed from
+ *   the tool's environment.
+ * - `RW_REDACT_ENV` (optional): comma-separated names of further variables
+ *   whose values are redacted but stay in the tool's environment (a Portainer
+ *   token, a kubeconfig bearer token).
+ * - `KUBECONFIG` / `K8S_AUTH_KUBECONFIG`: a path, or the kubeconfig itself
+ *   (any value with a newline), which is then written to a 0600 file in the
+ *   private work dir and both variables point at it.
+ * - `RW_RESULT_DIR` (optional): where `exit.json` (`{ exitCode, signal,
+ *   endedAt, reason? }`) is written last, so a supervisor that lost the
+ *   process can still learn the outcome.
+ * - `RW_TMP_DIR` (optional, default the OS temp dir): parent of the private
+ *   work dir; the process executor points it into the run's work dir so even a
+ *   SIGKILLed shim leaves nothing outside it.
+ * - `RW_ASSET_MAX_BYTES` (default 256 MiB), `RW_ASSET_TIMEOUT_MS` (default
+ *   300000): limits for `url` assets. `RW_KILL_GRACE_MS` (default 5000): after
+ *   forwarding SIGTERM, how long the tool gets before SIGKILL, so the shim can
+ *   still clean up inside its supervisor's own grace period.
+ * - `RW_RPM_DISABLE_GPG_CHECK=true` (optional): `.rpm` wrappers skip GPG checks.
+ * - `ANSIBLE_HOST_KEY_CHECKING` is deliberately not set: Ansible's default
+ *   (check) stands unless the operator passes it, since turning it off
+ *   silently would hide a man-in-the-middle.
+ *
+ * Exit code: the tool's; 128 + n when it died of signal n; 124 after the
+ * spec's timeout; 125 when the shim failed before the tool ran; 127 when the
+ * tool could not be started. The last output line says which.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import {
+  chmodSync,
+  writeFileSync as fsWriteFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
+import { stat, writeFile } from 'node:fs/promises';
+import { constants, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import { pathToFileURL } from 'node:url';
+import { createRedactor, redactAll } from '../../shared/domain/redaction.ts';
+import type { K8sOperation, RunKind } from '../../shared/domain/run.ts';
+import type { AssetType, TaskSpec } from '../../shared/domain/task.ts';
+import { shellQuote, wrapperPlaybook } from '../../shared/domain/wrappers.ts';
+
+/** Prefix of every line the shim writes itself; the executors tag such lines as `system`. */
+export const SHIM_PREFIX = 'remote-worker: ';
+
+const EXIT_TIMED_OUT = 124;
+const EXIT_SHIM_FAILED = 125;
+const EXIT_NOT_FOUND = 127;
+/** A line longer than this is cut: one giant JSON blob must not hold all output in memory. */
+const MAX_LINE_CHARS = 64 * 1024;
+/** After the tool exits, how long inherited pipes may stay open (a straggling worker) before we stop reading. */
+const CLOSE_WAIT_MS = 2000;
+
+export class ShimError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT_SHIM_FAILED,
+  ) {
+    super(message);
+    this.name = 'ShimError';
+  }
+}
+
+// ---------------------------------------------------------------- spec
+
+const RUN_KIND_SET: ReadonlySet<string> = new Set([
+  'vm',
+  'cluster_play',
+  'database_play',
+  'k8s_op',
+  'portainer',
+] satisfies RunKind[]);
+const ASSET_TYPE_SET: ReadonlySet<string> = new Set([
+  'playbook',
+  'script',
+  'powershell',
+  'rpm',
+  'deb',
+] satisfies AssetType[]);
+const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Check the spec's shape. The API validated it with zod already; the shim
+ * checks again (without zod, to stay dependency-free) because it may be
+ * started by hand or by an older control plane.
+ */
+export function parseTaskSpec(text: string): TaskSpec {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new ShimError(`the task spec is not valid JSON: ${(error as Error).message}`);
+  }
+  const problems: string[] = [];
+  if (!isRecord(raw)) throw new ShimError('the task spec must be a JSON object');
+  if (typeof raw.runId !== 'string' || raw.runId === '') problems.push('runId must be a non-empty string');
+  if (typeof raw.kind !== 'string' || !RUN_KIND_SET.has(raw.kind)) problems.push('kind is not a run kind');
+  const asset = raw.asset;
+  if (
+    !isRecord(asset) ||
+    !(
+      (asset.kind === 'file' && typeof asset.path === 'string' && asset.path !== '') ||
+      (asset.kind === 'url' && typeof asset.url === 'string')
+    )
+  ) {
+    problems.push("asset must be { kind: 'file', path } or { kind: 'url', url }");
+  }
+  if (typeof raw.assetType !== 'string' || !ASSET_TYPE_SET.has(raw.assetType)) {
+    problems.push('assetType is not an asset type');
+  }
+  if (!isRecord(raw.inventory) || !isRecord(raw.inventory.all) || !isRecord(raw.inventory.all.hosts)) {
+    problems.push('inventory must be { all: { hosts: { … } } }');
+  }
+  if (!isRecord(raw.extraVars)) problems.push('extraVars must be an object');
+  if (
+    !Array.isArray(raw.secretVars) ||
+    !raw.secretVars.every(
+      (s: unknown) =>
+        isRecord(s) &&
+        typeof s.var === 'string' &&
+        VAR_NAME.test(s.var) &&
+        typeof s.env === 'string' &&
+        ENV_NAME.test(s.env),
+    )
+  ) {
+    problems.push('secretVars must be a list of { var, env } with valid names');
+  }
+  if (raw.operation !== undefined && !(isRecord(raw.operation) && typeof raw.operation.action === 'string')) {
+    problems.push('operation must be an object with an action');
+  }
+  if (raw.kind === 'k8s_op' && raw.operation === undefined) problems.push('a k8s_op run needs an operation');
+  if (typeof raw.timeoutSeconds !== 'number' || !(raw.timeoutSeconds >= 0)) {
+    problems.push('timeoutSeconds must be a non-negative number');
+  }
+  if (problems.length > 0) throw new ShimError(`invalid task spec: ${problems.join('; ')}`);
+  return raw as unknown as TaskSpec;
+}
+
+// ---------------------------------------------------------------- commands
+
+export interface ToolCommand {
+  readonly tool: 'ansible-playbook' | 'kubectl' | 'helm';
+  readonly args: readonly string[];
+}
+
+/** Names, releases and charts come from a request: one starting with `-` would be read as a flag. */
+function positional(value: string, what: string): string {
+  if (value === '' || value.startsWith('-')) throw new ShimError(`${what} must not be empty or start with "-"`);
+  return value;
+}
+
+/**
+ * Prints the secret's name, type and key names — never its values: run output
+ * is stored and shown, and a caller that needs a value should bind it as a
+ * secret instead.
+ */
+const SECRET_SUMMARY_TEMPLATE =
+  'go-template=secret {{.metadata.name}} type={{.type}}{{"\\n"}}{{range $k, $v := .data}}key {{$k}}{{"\\n"}}{{end}}';
+
+/**
+ * kubectl / helm argv for a k8s operation; no shell is involved.
+ * `apply`/`delete` take the asset as a manifest; `helm_upgrade` takes it as a
+ * values file when given one.
+ */
+export function k8sCommand(op: K8sOperation, assetPath: string | undefined): ToolCommand {
+  const ns = (namespace: string | undefined): string[] =>
+    namespace === undefined ? [] : ['--namespace', positional(namespace, 'namespace')];
+  const manifest = (): string => {
+    if (assetPath === undefined) throw new ShimError(`${op.action} needs a manifest asset`);
+    return assetPath;
+  };
+  switch (op.action) {
+    case 'apply':
+      return { tool: 'kubectl', args: ['apply', '-f', manifest(), ...ns(op.namespace)] };
+    case 'delete':
+      return { tool: 'kubectl', args: ['delete', '-f', manifest(), ...ns(op.namespace)] };
+    case 'get_secret':
+      return {
+        tool: 'kubectl',
+        args: ['get', 'secret', positional(op.name, 'name'), ...ns(op.namespace), '-o', SECRET_SUMMARY_TEMPLATE],
+      };
+    case 'helm_repo_add':
+      // --force-update: re-running the same operation must not fail because the repo exists.
+      return {
+        tool: 'helm',
+        args: [
+          'repo',
+          'add',
+          '--force-update',
+          positional(op.repoName, 'repoName'),
+          positional(op.repoUrl, 'repoUrl'),
+        ],
+      };
+    case 'helm_upgrade':
+      return {
+        tool: 'helm',
+        args: [
+          'upgrade',
+          '--install',
+          positional(op.release, 'release'),
+          positional(op.chart, 'chart'),
+          ...(op.namespace === undefined ? [] : [...ns(op.namespace), '--create-namespace']),
+          ...(op.version === undefined ? [] : ['--version', positional(op.version, 'version')]),
+          ...(assetPath === undefined ? [] : ['--values', assetPath]),
+        ],
+      };
+  }
+}
+
+/** Whether the operation reads the asset at all (repo add and get secret don't). */
+function k8sNeedsAsset(op: K8sOperation, assetType: AssetType): boolean {
+  return op.action === 'apply' || op.action === 'delete' || (op.action === 'helm_upgrade' && assetType === 'playbook');
+}
+
+// ---------------------------------------------------------------- output
+
+/** Stream → decoder → redactor → whole lines, so a secret split across chunks is still caught. */
+function pipeLines(
+  stream: Readable,
+  secrets: readonly string[],
+  emit: (line: string) => void,
+): { done: Promise<void>; finish: () => void } {
+  const decoder = new StringDecoder('utf8');
+  const redactor = createRedactor(secrets);
+  let partial = '';
+  let finished = false;
+  const take = (text: string): void => {
+    partial += text;
+    let nl = partial.indexOf('\n');
+    while (nl >= 0) {
+      emit(partial.slice(0, nl).replace(/\r$/, ''));
+      partial = partial.slice(nl + 1);
+      nl = partial.indexOf('\n');
+    }
+    while (partial.length > MAX_LINE_CHARS) {
+      emit(partial.slice(0, MAX_LINE_CHARS));
+      partial = partial.slice(MAX_LINE_CHARS);
+    }
+  };
+  let resolveDone: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    resolveDone = resolve;
+  });
+  const finish = (): void => {
+    if (finished) return;
+    finished = true;
+    take(redactor.push(decoder.end()));
+    take(redactor.flush());
+    if (partial !== '') emit(partial);
+    partial = '';
+    resolveDone();
+  };
+  stream.on('data', (chunk: Buffer) => {
+    if (!finished) take(redactor.push(decoder.write(chunk)));
+  });
+  stream.on('end', finish);
+  stream.on('error', finish);
+  return { done, finish };
+}
+
+// ---------------------------------------------------------------- asset
+
+function assetFileName(url: URL): string {
+  const last = url.pathname.split('/').pop() ?? '';
+  const safe = decodeURIComponent(last).replace(/[^A-Za-z0-9._-]/g, '_');
+  return safe === '' || safe === '.' || safe === '..' ? 'asset' : safe;
+}
+
+async function download(raw: string, dir: string, maxBytes: number, signal: AbortSignal): Promise<string> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ShimError('the asset URL is not a valid URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ShimError(`the asset URL must be http or https, not ${url.protocol}`);
+  }
+  // Presigned URLs carry credentials in the query: name only origin + path.
+  const shown = `${url.origin}${url.pathname}`;
+  let response: Response;
+  try {
+    response = await fetch(url, { signal, redirect: 'follow' });
+  } catch (error) {
+    throw new ShimError(`could not fetch the asset ${shown}: ${(error as Error).message}`);
+  }
+  if (!response.ok || response.body === null) {
+    throw new ShimError(`could not fetch the asset ${shown}: HTTP ${response.status}`);
+  }
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (declared > maxBytes) {
+    await response.body.cancel();
+    throw new ShimError(`the asset ${shown} is larger than the ${maxBytes}-byte limit`);
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw new ShimError(`the asset ${shown} is larger than the ${maxBytes}-byte limit`);
+    }
+    chunks.push(value);
+  }
+  const target = join(dir, assetFileName(url));
+  await writeFile(target, Buffer.concat(chunks), { mode: 0o600 });
+  return target;
+}
+
+async function resolveAsset(spec: TaskSpec, assetDir: string, env: NodeJS.ProcessEnv, signal: AbortSignal) {
+  if (spec.asset.kind === 'file') {
+    const info = await stat(spec.asset.path).catch(() => undefined);
+    if (info === undefined || !info.isFile()) throw new ShimError(`the asset ${spec.asset.path} is not a file`);
+    return spec.asset.path;
+  }
+  mkdirSync(assetDir, { mode: 0o700 });
+  const maxBytes = positiveInt(env.RW_ASSET_MAX_BYTES, 256 * 1024 * 1024);
+  const timeout = AbortSignal.timeout(positiveInt(env.RW_ASSET_TIMEOUT_MS, 300_000));
+  return download(spec.asset.url, assetDir, maxBytes, AbortSignal.any([signal, timeout]));
+}
+
+function positiveInt(raw: string | undefined, fallback: number): number {
+  const n = raw === undefined ? Number.NaN : Number(raw);
+  return Number.isInteger(n) && n > 0 ? n : fallback;
+}
+
+// ---------------------------------------------------------------- main
+
+interface ExitRecord {
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly endedAt: string;
+  readonly reason?: string;
+}
+
+function writeExitRecord(dir: string, record: ExitRecord): void {
+  const file = join(dir, 'exit.json');
+  const tmp = `${file}.${process.pid}.tmp`;
+  // Rename makes the record appear whole or not at all.
+  writePrivateFile(tmp, `${JSON.stringify(record)}\n`);
+  renameSync(tmp, file);
+}
+
+/** Create a 0600 file; `wx` after removal so an existing file's wider mode is never kept. */
+function writePrivateFile(path: string, data: string): void {
+  rmSync(path, { force: true });
+  fsWriteFileSync(path, data, { mode: 0o600, flag: 'wx' });
+}
+
+/** Play variables holding secrets, marked `__ansible_unsafe` so Ansible never templates a value. */
+function secretPlayVars(spec: TaskSpec, env: NodeJS.ProcessEnv, only?: (name: string) => boolean) {
+  const vars: Record<string, unknown> = {};
+  for (const { var: name, env: from } of spec.secretVars) {
+    if (only !== undefined && !only(name)) continue;
+    const value = env[from];
+    if (value === undefined) throw new ShimError(`secret variable ${name}: environment variable ${from} is not set`);
+    vars[name] = { __ansible_unsafe: value };
+  }
+  return vars;
+}
+
+/**
+ * Wrappers get no extra vars and only the secret vars Ansible itself reads
+ * (`ansible_password`, `ansible_become_password`, …): a wrapper references no
+ * variable, but a `.ps1` over WinRM cannot even connect without its password.
+ */
+const isConnectionVar = (name: string): boolean => name.startsWith('ansible_');
+
+function describe(tool: string, args: readonly string[]): string {
+  return [tool, ...args].map((a) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : shellQuote(a))).join(' ');
+}
+
+const SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+
+/**
+ * Run one task; resolves with the exit code. Output goes through `write`
+ * (default: stdout). Exported for tests; the entry point calls it.
+ */
+export async function runShim(
+  env: NodeJS.ProcessEnv = process.env,
+  write: (text: string) => void = (text) => process.stdout.write(text),
+): Promise<number> {
+  let secrets: string[] = [];
+  const say = (message: string): void => write(`${SHIM_PREFIX}${redactAll(message, secrets)}\n`);
+
+  let child: ChildProcess | undefined;
+  let received: NodeJS.Signals | undefined;
+  let killTimer: NodeJS.Timeout | undefined;
+  const abort = new AbortController();
+  const signalTool = (signal: NodeJS.Signals): void => {
+    if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    // The tool leads its own process group: Ansible's forked workers outlive a
+    // signal sent to the main process alone.
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      child.kill(signal);
+    }
+  };
+  /** Stop the tool: SIGTERM now, SIGKILL after the grace, so cleanup still runs inside the supervisor's grace. */
+  const stop = (signal: NodeJS.Signals): void => {
+    abort.abort();
+    signalTool(signal);
+    if (killTimer === undefined && child !== undefined) {
+      killTimer = setTimeout(() => signalTool('SIGKILL'), positiveInt(env.RW_KILL_GRACE_MS, 5000));
+    }
+  };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (received === undefined) {
+      received = signal;
+      say(`received ${signal}; stopping`);
+    }
+    stop(signal);
+  };
+  for (const s of SIGNALS) process.on(s, onSignal);
+
+  let workDir: string | undefined;
+  let record: ExitRecord;
+  let exitCode: number;
+  try {
+    const specText =
+      env.RW_TASK ??
+      (env.RW_TASK_FILE === undefined
+        ? undefined
+        : (() => {
+            try {
+              return readFileSync(env.RW_TASK_FILE, 'utf8');
+            } catch (error) {
+              throw new ShimError(`cannot read RW_TASK_FILE: ${(error as Error).message}`);
+            }
+          })());
+    if (specText === undefined) throw new ShimError('set RW_TASK or RW_TASK_FILE');
+    const spec = parseTaskSpec(specText);
+    secrets = [
+      ...spec.secretVars.map((s) => env[s.env]).filter((v): v is string => v !== undefined),
+      ...(env.RW_REDACT_ENV ?? '')
+        .split(',')
+        .map((name) => name.trim())
+        .filter((name) => name !== '')
+        .map((name) => env[name])
+        .filter((v): v is string => v !== undefined),
+    ];
+
+    workDir = mkdtempSync(join(env.RW_TMP_DIR ?? tmpdir(), 'rw-task-'));
+    chmodSync(workDir, 0o700);
+    const result = await runTool(spec, workDir, env, secrets, {
+      say,
+      write,
+      signal: abort.signal,
+      stop,
+      started: (c) => {
+        child = c;
+        if (received !== undefined) stop(received);
+      },
+    });
+    const signalled = received !== undefined;
+    if (result.timedOut) {
+      exitCode = EXIT_TIMED_OUT;
+      record = {
+        exitCode: result.code,
+        signal: result.signal,
+        endedAt: new Date().toISOString(),
+        reason: `timed out after ${spec.timeoutSeconds}s`,
+      };
+    } else if (result.code !== null) {
+      exitCode = result.code;
+      record = { exitCode: result.code, signal: null, endedAt: new Date().toISOString() };
+    } else {
+      const sig = result.signal ?? received ?? 'SIGKILL';
+      exitCode = signalExitCode(sig);
+      record = {
+        exitCode: null,
+        signal: sig,
+        endedAt: new Date().toISOString(),
+        ...(signalled ? { reason: `stopped by ${received}` } : {}),
+      };
+    }
+    say(
+      result.code !== null
+        ? `${result.tool} exited with code ${result.code}`
+        : `${result.tool} was stopped by ${result.signal ?? 'a signal'}`,
+    );
+  } catch (error) {
+    const shimError =
+      error instanceof ShimError
+        ? error
+        : new ShimError(`unexpected failure: ${(error as Error).stack ?? String(error)}`);
+    exitCode = received === undefined ? shimError.exitCode : signalExitCode(received);
+    const message = redactAll(shimError.message, secrets);
+    say(message);
+    say(`failed before the tool could finish (exit code ${exitCode})`);
+    record = { exitCode, signal: null, endedAt: new Date().toISOString(), reason: message };
+  } finally {
+    if (killTimer !== undefined) clearTimeout(killTimer);
+    for (const s of SIGNALS) process.off(s, onSignal);
+    if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
+  }
+  if (env.RW_RESULT_DIR !== undefined && env.RW_RESULT_DIR !== '') {
+    try {
+      writeExitRecord(env.RW_RESULT_DIR, record);
+    } catch (error) {
+      say(`could not write exit.json: ${(error as Error).message}`);
+    }
+  }
+  return exitCode;
+}
+
+interface ToolResult {
+  readonly tool: string;
+  readonly code: number | null;
+  readonly signal: string | null;
+  readonly timedOut: boolean;
+}
+
+interface ToolHooks {
+  readonly say: (message: string) => void;
+  readonly write: (text: string) => void;
+  /** Aborted when the shim is told to stop before the tool runs (e.g. during a download). */
+  readonly signal: AbortSignal;
+  readonly stop: (signal: NodeJS.Signals) => void;
+  readonly started: (child: ChildProcess) => void;
+}
+
+function signalExitCode(signal: string): number {
+  const n = (constants.signals as Record<string, number | undefined>)[signal];
+  return 128 + (n ?? 9);
+}
+
+async function runTool(
+  spec: TaskSpec,
+  workDir: string,
+  env: NodeJS.ProcessEnv,
+  secrets: readonly string[],
+  { say, write, signal, stop, started }: ToolHooks,
+): Promise<ToolResult> {
+  const childEnv: NodeJS.ProcessEnv = { ...env };
+  // Secrets reach the tool as play variables through a 0600 file, not as environment a module could print.
+  for (const { env: name } of spec.secretVars) delete childEnv[name];
+  delete childEnv.RW_TASK;
+  delete childEnv.RW_TASK_FILE;
+  Object.assign(childEnv, {
+    ANSIBLE_FORCE_COLOR: '0',
+    ANSIBLE_NOCOLOR: '1',
+    NO_COLOR: '1',
+    PYTHONUNBUFFERED: '1',
+    ANSIBLE_RETRY_FILES_ENABLED: '0',
+    ANSIBLE_LOCAL_TEMP: join(workDir, 'ansible-local'),
+    // Per-run SSH control sockets: two runs must never share a master authenticated with the other's key.
+    ANSIBLE_SSH_CONTROL_PATH_DIR: join(workDir, 'cp'),
+  });
+  if (spec.kind !== 'vm') {
+    // Localhost plays: module files (which carry arguments, secrets included) stay in the private dir.
+    childEnv.ANSIBLE_REMOTE_TEMP = join(workDir, 'ansible-remote');
+  }
+  const kubeconfig = [env.KUBECONFIG, env.K8S_AUTH_KUBECONFIG].find((v) => v?.includes('\n'));
+  if (kubeconfig !== undefined) {
+    const file = join(workDir, 'kubeconfig');
+    writePrivateFile(file, kubeconfig);
+    childEnv.KUBECONFIG = file;
+    childEnv.K8S_AUTH_KUBECONFIG = file;
+  }
+
+  let command: ToolCommand;
+  if (spec.kind === 'k8s_op') {
+    const op = spec.operation;
+    if (op === undefined) throw new ShimError('a k8s_op run needs an operation');
+    const assetPath = k8sNeedsAsset(op, spec.assetType)
+      ? await resolveAsset(spec, join(workDir, 'asset'), env, signal)
+      : undefined;
+    command = k8sCommand(op, assetPath);
+  } else {
+    const assetPath = await resolveAsset(spec, join(workDir, 'asset'), env, signal);
+    const inventoryFile = join(workDir, 'inventory.json');
+    if (spec.assetType === 'playbook') {
+      writePrivateFile(inventoryFile, JSON.stringify(spec.inventory));
+      const extraVarsFile = join(workDir, 'extra-vars.json');
+      const vars = { ...spec.extraVars, ...secretPlayVars(spec, env) };
+      writePrivateFile(extraVarsFile, JSON.stringify(vars));
+      command = { tool: 'ansible-playbook', args: ['-i', inventoryFile, '-e', `@${extraVarsFile}`, assetPath] };
+    } else {
+      const connectionSecrets = secretPlayVars(spec, env, isConnectionVar);
+      const inventory = {
+        all: { ...spec.inventory.all, vars: { ...spec.inventory.all.vars, ...connectionSecrets } },
+      };
+      writePrivateFile(inventoryFile, JSON.stringify(inventory));
+      const wrapperFile = join(workDir, 'wrapper.yml');
+      const wrapper = wrapperPlaybook(spec.assetType, assetPath, {
+        disableGpgCheck: env.RW_RPM_DISABLE_GPG_CHECK === 'true',
+      });
+      writePrivateFile(wrapperFile, wrapper);
+      command = { tool: 'ansible-playbook', args: ['-i', inventoryFile, wrapperFile] };
+    }
+  }
+  if (signal.aborted) throw new ShimError('stopped before the tool ran');
+
+  say(`running ${describe(command.tool, command.args)}`);
+  const child = spawn(command.tool, command.args, {
+    cwd: workDir,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const emit = (line: string): void => write(`${line}\n`);
+  const out = pipeLines(child.stdout, secrets, emit);
+  const err = pipeLines(child.stderr, secrets, emit);
+
+  let timedOut = false;
+  const timer =
+    spec.timeoutSeconds > 0
+      ? setTimeout(() => {
+          timedOut = true;
+          say(`timed out after ${spec.timeoutSeconds}s; stopping ${command.tool}`);
+          stop('SIGTERM');
+        }, spec.timeoutSeconds * 1000)
+      : undefined;
+
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code, sig) => resolve({ code, signal: sig }));
+  });
+  if (child.pid !== undefined) started(child);
+  let status: { code: number | null; signal: string | null };
+  try {
+    status = await exited;
+  } catch (error) {
+    out.finish();
+    err.finish();
+    if (timer !== undefined) clearTimeout(timer);
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ShimError(
+      `cannot run ${command.tool}: ${code === 'ENOENT' ? 'not found on PATH' : (error as Error).message}`,
+      EXIT_NOT_FOUND,
+    );
+  }
+  if (timer !== undefined) clearTimeout(timer);
+  if (child.pid !== undefined && (status.signal !== null || timedOut)) {
+    // Stragglers of a stopped tool would keep its pipes (and the pause they sit in) alive.
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // Group already gone.
+    }
+  }
+  const closed = Promise.all([out.done, err.done]);
+  const grace = new Promise<void>((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref());
+  await Promise.race([closed, grace]);
+  out.finish();
+  err.finish();
+  child.stdout.destroy();
+  child.stderr.destroy();
+  return { tool: command.tool, code: status.code, signal: status.signal, timedOut };
+}
+
+const isEntryPoint = (() => {
+  const main = process.argv[1];
+  if (main === undefined) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(main)).href;
+  } catch {
+    return false;
+  }
+})();
+
+if (isEntryPoint) {
+  runShim().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stdout.write(`${SHIM_PREFIX}unexpected failure: ${String(error)}\n`);
+      process.exit(EXIT_SHIM_FAILED);
+    },
+  );
+}

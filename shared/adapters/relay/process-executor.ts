@@ -1,0 +1,506 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LaunchRejectedError } from '../../domain/errors.ts';
+import type {
+  ExecutionRequest,
+  ExecutionResult,
+  Executor,
+  LineSink,
+  RunningExecution,
+} from '../../ports/executor.ts';
+import type { LogLineInput } from '../../ports/log-store.ts';
+
+/** Lines the shim writes itself start with this (runners/shim/main.ts SHIM_PREFIX); they are shipped as `system`. */
+const SHIM_PREFIX = 'remote-worker: ';
+
+/** Relay environment a task may see. Everything else (cloud credentials, the API token) stays in the relay. */
+const DEFAULT_INHERIT_ENV = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'TZ',
+  'SSH_AUTH_SOCK',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+] as const;
+
+const OUTPUT_LOG = 'output.log';
+const OFFSET_FILE = 'output.offset';
+const TASK_FILE = 'task.json';
+const EXIT_FILE = 'exit.json';
+/** One read of the log per tick at most; a huge backlog is shipped over several ticks. */
+const READ_CHUNK = 1024 * 1024;
+/** A "line" longer than this is shipped in pieces rather than held in memory forever. */
+const MAX_PENDING = 1024 * 1024;
+/** How long kill waits for a SIGKILLed group to disappear before giving up. */
+const KILL_WAIT_MS = 5000;
+
+export interface ProcessExecutorOptions {
+  /**
+   * Marks every process this executor starts (`RW_EXECUTOR` in its
+   * environment) so `reapOrphans` never touches tasks of another relay on the
+   * same host. Must stay the same across restarts of one relay. Default `relay`.
+   */
+  readonly executorId?: string;
+  /** A bundled shim run with plain `node`. Default: runners/shim/main.ts through tsx. */
+  readonly shimPath?: string;
+  /** Relay environment variables passed to tasks, in addition to every `ANSIBLE_*`. */
+  readonly inheritEnv?: readonly string[];
+  /** How often output and liveness are polled. Default 200 ms. */
+  readonly pollMs?: number;
+  /** Grace between SIGTERM and SIGKILL when reaping orphans. Default 5000 ms. */
+  readonly reapGraceMs?: number;
+}
+
+interface ProcStat {
+  readonly state: string;
+  readonly pgid: number;
+  readonly starttime: string;
+}
+
+/** `/proc/<pid>/stat`; the command name may hold spaces and parentheses, so fields are counted after the last `)`. */
+function readStat(pid: number): ProcStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  // fields[0] is field 3 (state); field 5 is the process group, field 22 the start time.
+  const state = fields[0];
+  const pgid = Number(fields[2]);
+  const starttime = fields[19];
+  if (state === undefined || starttime === undefined || !Number.isInteger(pgid)) return undefined;
+  return { state, pgid, starttime };
+}
+
+const isRunningState = (state: string): boolean => state !== 'Z' && state !== 'X' && state !== 'x';
+
+function readEnviron(pid: number): Map<string, string> | undefined {
+  let raw: string;
+  try {
+    raw = readFileSync(`/proc/${pid}/environ`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const env = new Map<string, string>();
+  for (const entry of raw.split('\0')) {
+    const eq = entry.indexOf('=');
+    if (eq > 0) env.set(entry.slice(0, eq), entry.slice(eq + 1));
+  }
+  return env;
+}
+
+function listPids(): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => pid !== process.pid);
+}
+
+interface MarkedProcess {
+  readonly pid: number;
+  readonly pgid: number;
+  readonly runId: string;
+}
+
+/** Live processes carrying this executor's marker (the shim and everything it started). */
+function markedProcesses(executorId: string): MarkedProcess[] {
+  const found: MarkedProcess[] = [];
+  for (const pid of listPids()) {
+    const stat = readStat(pid);
+    if (stat === undefined || !isRunningState(stat.state)) continue;
+    const env = readEnviron(pid);
+    const runId = env?.get('RW_RUN_ID');
+    if (runId !== undefined && env?.get('RW_EXECUTOR') === executorId) {
+      found.push({ pid, pgid: stat.pgid, runId });
+    }
+  }
+  return found;
+}
+
+/** Live (non-zombie) members of a process group. */
+export function processGroupMembers(pgid: number): number[] {
+  return listPids().filter((pid) => {
+    const stat = readStat(pid);
+    return stat !== undefined && stat.pgid === pgid && isRunningState(stat.state);
+  });
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+function signalPid(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // ESRCH: already gone.
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitUntil(check: () => boolean, timeoutMs: number, pollMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (check()) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(Math.min(pollMs, Math.max(1, deadline - Date.now())));
+  }
+}
+
+/** What the shim recorded in exit.json, as an ExecutionResult; undefined when there is no (readable) record. */
+function readExitRecord(workDir: string): ExecutionResult | undefined {
+  let record: unknown;
+  try {
+    record = JSON.parse(readFileSync(join(workDir, EXIT_FILE), 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof record !== 'object' || record === null) return undefined;
+  const { exitCode, signal } = record as { exitCode?: unknown; signal?: unknown };
+  if (typeof exitCode === 'number') return { exitCode };
+  if (typeof signal === 'string') return { signal };
+  return undefined;
+}
+
+/**
+ * Ships `output.log` to the sink in whole lines and keeps the shipped byte
+ * offset in the work dir, so a relay that adopts the task after a restart
+ * resumes where the last one stopped instead of shipping everything again.
+ */
+class OutputTail {
+  private offset: number;
+  private pending = Buffer.alloc(0);
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly workDir: string,
+    private readonly sink: LineSink,
+  ) {
+    const saved = Number(readFileSyncOr(join(workDir, OFFSET_FILE), '0').trim());
+    this.offset = Number.isSafeInteger(saved) && saved >= 0 ? saved : 0;
+  }
+
+  start(pollMs: number): void {
+    this.timer = setInterval(() => this.drain(false), pollMs);
+    this.timer.unref();
+  }
+
+  /** Ship what is new; on `final`, also the last line when it has no newline. */
+  drain(final: boolean): void {
+    let fd: number;
+    try {
+      fd = openSync(join(this.workDir, OUTPUT_LOG), 'r');
+    } catch {
+      return;
+    }
+    try {
+      const size = fstatSync(fd).size;
+      let position = this.offset + this.pending.length;
+      while (position < size) {
+        const buffer = Buffer.alloc(Math.min(READ_CHUNK, size - position));
+        const read = readSync(fd, buffer, 0, buffer.length, position);
+        if (read <= 0) break;
+        position += read;
+        this.take(buffer.subarray(0, read));
+        if (!final) break;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    if (final && this.pending.length > 0) {
+      const last = this.pending;
+      this.pending = Buffer.alloc(0);
+      this.ship([last], last.length);
+    }
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private take(chunk: Buffer): void {
+    const data = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    const lines: Buffer[] = [];
+    let start = 0;
+    for (let nl = data.indexOf(10); nl >= 0; nl = data.indexOf(10, start)) {
+      lines.push(data.subarray(start, nl));
+      start = nl + 1;
+    }
+    while (data.length - start > MAX_PENDING) {
+      lines.push(data.subarray(start, start + MAX_PENDING));
+      start += MAX_PENDING;
+    }
+    this.pending = Buffer.from(data.subarray(start));
+    if (lines.length > 0) this.ship(lines, start);
+  }
+
+  private ship(lines: readonly Buffer[], bytes: number): void {
+    const out: LogLineInput[] = lines.map((raw) => {
+      const text = raw.toString('utf8').replace(/\r$/, '');
+      return { stream: text.startsWith(SHIM_PREFIX) ? 'system' : 'stdout', text };
+    });
+    this.sink(out);
+    this.offset += bytes;
+    const file = join(this.workDir, OFFSET_FILE);
+    writeFileSync(`${file}.tmp`, String(this.offset));
+    renameSync(`${file}.tmp`, file);
+  }
+}
+
+function readFileSyncOr(path: string, fallback: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return fallback;
+  }
+}
+
+interface Supervised {
+  readonly pid: number;
+  readonly starttime: string;
+  readonly workDir: string;
+  readonly runId: string | undefined;
+  readonly tail: OutputTail;
+  /** Present when this relay is the parent: its exit event is the fastest signal. */
+  readonly child?: ChildProcess;
+}
+
+/**
+ * Runs each task as a detached child process group of the relay: the task
+ * shim, which runs ansible-playbook / kubectl / helm from the host's PATH.
+ *
+ * Output goes to `<workDir>/output.log` through a file descriptor, not a pipe,
+ * so a task outlives a relay crash; the relay tails the file. The handle
+ * (`process:<pid>:<start time>`) carries the kernel's start time of the
+ * process so a recycled pid is never mistaken for the task. Every task carries
+ * `RW_EXECUTOR` and `RW_RUN_ID` in its environment, which the kernel keeps in
+ * `/proc/<pid>/environ` from the moment of exec: orphans are found even when the
+ * relay died before recording anything.
+ *
+ * @example
+ * const executor = new ProcessExecutor({ executorId: 'relay-1' });
+ * const exec = await executor.start(
+ *   { runId, image: '', spec, secretEnv: { RW_SECRET_0: 'hunter2' }, workDir },
+ *   (lines) => void logs.append(runId, lines),
+ * );
+ * const { exitCode } = await exec.done;
+ */
+export class ProcessExecutor implements Executor {
+  readonly name = 'process' as const;
+  private readonly executorId: string;
+  private readonly pollMs: number;
+  private readonly reapGraceMs: number;
+  private readonly inheritEnv: readonly string[];
+  private readonly command: readonly string[];
+
+  constructor(options: ProcessExecutorOptions = {}) {
+    this.executorId = options.executorId ?? 'relay';
+    this.pollMs = options.pollMs ?? 200;
+    this.reapGraceMs = options.reapGraceMs ?? 5000;
+    this.inheritEnv = options.inheritEnv ?? DEFAULT_INHERIT_ENV;
+    this.command =
+      options.shimPath !== undefined
+        ? [process.execPath, options.shimPath]
+        : [
+            process.execPath,
+            '--import',
+            import.meta.resolve('tsx'),
+            fileURLToPath(new URL('../../../runners/shim/main.ts', import.meta.url)),
+          ];
+  }
+
+  async start(request: ExecutionRequest, sink: LineSink): Promise<RunningExecution> {
+    const { workDir } = request;
+    const taskFile = join(workDir, TASK_FILE);
+    rmSync(taskFile, { force: true });
+    writeFileSync(taskFile, JSON.stringify(request.spec), { mode: 0o600, flag: 'wx' });
+    // A result left by an earlier attempt in the same dir must not be read as this one's.
+    rmSync(join(workDir, EXIT_FILE), { force: true });
+
+    const env: NodeJS.ProcessEnv = {};
+    for (const [name, value] of Object.entries(process.env)) {
+      if (value !== undefined && (this.inheritEnv.includes(name) || name.startsWith('ANSIBLE_'))) {
+        env[name] = value;
+      }
+    }
+    Object.assign(env, request.env, request.secretEnv, {
+      RW_TASK_FILE: taskFile,
+      RW_RESULT_DIR: workDir,
+      RW_TMP_DIR: workDir,
+      RW_RUN_ID: request.runId,
+      RW_EXECUTOR: this.executorId,
+    });
+
+    const out = openSync(join(workDir, OUTPUT_LOG), 'a', 0o600);
+    let child: ChildProcess;
+    try {
+      const [file, ...args] = this.command;
+      child = spawn(file ?? process.execPath, args, {
+        cwd: workDir,
+        env,
+        detached: true,
+        stdio: ['ignore', out, out],
+      });
+    } finally {
+      closeSync(out);
+    }
+    const pid = child.pid;
+    const stat = pid === undefined ? undefined : readStat(pid);
+    if (pid === undefined || stat === undefined) {
+      throw new LaunchRejectedError(`Could not start the task shim for run ${request.runId}`);
+    }
+    // The relay may exit (restart) while tasks run; they are adopted afterwards.
+    child.unref();
+    const tail = new OutputTail(workDir, sink);
+    return this.supervise({ pid, starttime: stat.starttime, workDir, runId: request.runId, tail, child });
+  }
+
+  async adopt(handle: string, workDir: string, sink: LineSink): Promise<RunningExecution> {
+    const match = /^process:(\d+):(\d+)$/.exec(handle);
+    if (match === null) throw new LaunchRejectedError(`Not a process executor handle: ${handle}`);
+    const pid = Number(match[1]);
+    const starttime = match[2] ?? '';
+    const spec = readFileSyncOr(join(workDir, TASK_FILE), '');
+    let runId: string | undefined;
+    try {
+      runId = (JSON.parse(spec) as { runId?: string }).runId;
+    } catch {
+      runId = undefined;
+    }
+    return this.supervise({ pid, starttime, workDir, runId, tail: new OutputTail(workDir, sink) });
+  }
+
+  async reapOrphans(keep: ReadonlySet<string>): Promise<readonly string[]> {
+    const orphans = markedProcesses(this.executorId).filter((p) => !keep.has(p.runId));
+    const runIds = [...new Set(orphans.map((p) => p.runId))];
+    if (runIds.length === 0) return [];
+    const pgids = new Set(orphans.map((p) => p.pgid));
+    for (const pgid of pgids) signalGroup(pgid, 'SIGTERM');
+    const stillThere = (): MarkedProcess[] =>
+      markedProcesses(this.executorId).filter((p) => runIds.includes(p.runId));
+    const gone = await waitUntil(() => stillThere().length === 0, this.reapGraceMs, this.pollMs);
+    if (!gone) {
+      for (const p of stillThere()) {
+        signalGroup(p.pgid, 'SIGKILL');
+        signalPid(p.pid, 'SIGKILL');
+      }
+    }
+    return runIds;
+  }
+
+  private isOurs(pid: number, starttime: string): boolean {
+    const stat = readStat(pid);
+    return stat !== undefined && stat.starttime === starttime && isRunningState(stat.state);
+  }
+
+  private supervise(task: Supervised): RunningExecution {
+    const { pid, starttime, workDir, tail, child } = task;
+    const handle = `process:${pid}:${starttime}`;
+    let killedWith: NodeJS.Signals | undefined;
+
+    const finish = (status?: { code: number | null; signal: NodeJS.Signals | null }): ExecutionResult => {
+      tail.stop();
+      tail.drain(true);
+      const recorded = readExitRecord(workDir);
+      if (recorded !== undefined) return recorded;
+      if (status?.signal != null) return { signal: status.signal };
+      if (status?.code != null) return { exitCode: status.code };
+      if (killedWith !== undefined) return { signal: killedWith };
+      return { lost: `The task (pid ${pid}) is gone and left no exit record in ${workDir}` };
+    };
+
+    let done: Promise<ExecutionResult>;
+    if (child !== undefined) {
+      tail.start(this.pollMs);
+      done = new Promise((resolve) => {
+        child.once('exit', (code, signal) => resolve(finish({ code, signal })));
+      });
+    } else if (this.isOurs(pid, starttime)) {
+      tail.start(this.pollMs);
+      done = (async () => {
+        while (this.isOurs(pid, starttime)) await sleep(this.pollMs);
+        return finish();
+      })();
+    } else {
+      done = Promise.resolve(finish());
+    }
+
+    const kill = async (graceMs: number): Promise<void> => {
+      if (!this.isOurs(pid, starttime)) {
+        await done;
+        return;
+      }
+      // Only the pgid of the process we started: the start time check above rules out a recycled pid.
+      const alive = (): boolean => this.taskProcesses(pid, task.runId).length > 0;
+      killedWith = 'SIGTERM';
+      this.signalTask(pid, task.runId, 'SIGTERM');
+      if (!(await waitUntil(() => !alive(), graceMs, Math.min(this.pollMs, 50)))) {
+        killedWith = 'SIGKILL';
+        this.signalTask(pid, task.runId, 'SIGKILL');
+        await waitUntil(() => !alive(), KILL_WAIT_MS, 20);
+      }
+      await done;
+      // A SIGKILLed shim cannot remove its private dir (it may hold secrets files): do it for it.
+      for (const name of readdirSafe(workDir)) {
+        if (name.startsWith('rw-task-')) rmSync(join(workDir, name), { recursive: true, force: true });
+      }
+    };
+
+    return { handle, done, kill };
+  }
+
+  /** The task's group plus anything marked with its run id that left the group (the tool's own group). */
+  private taskProcesses(pgid: number, runId: string | undefined): number[] {
+    const members = new Set(processGroupMembers(pgid));
+    if (runId !== undefined) {
+      for (const p of markedProcesses(this.executorId)) if (p.runId === runId) members.add(p.pid);
+    }
+    return [...members];
+  }
+
+  private signalTask(pgid: number, runId: string | undefined, signal: NodeJS.Signals): void {
+    signalGroup(pgid, signal);
+    if (runId === undefined) return;
+    for (const p of markedProcesses(this.executorId)) {
+      if (p.runId === runId && p.pgid !== pgid) signalGroup(p.pgid, signal);
+    }
+  }
+}
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return existsSync(dir) ? readdirSync(dir) : [];
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,42 @@
+import { encodeRunMessage } from '../../app/deps.ts';
+import type { Run } from '../../domain/run.ts';
+import type { BackendStatus, LaunchRequest, Launcher } from '../../ports/launcher.ts';
+import type { LogPage, LogReader } from '../../ports/log-store.ts';
+import type { WorkQueue } from '../../ports/work-queue.ts';
+
+/**
+ * The `local` runner: hands the run to the relay through its queue. The relay
+ * claims the run with a conditional write, so a second send on redelivery
+ * cannot start it twice. The relay reports status and output itself.
+ *
+ * @example
+ * const launcher = new RelayLauncher(relayQueue, logStore);
+ * const handle = await launcher.launch({ run, image }); // 'relay:relay'
+ */
+export class RelayLauncher implements Launcher {
+  readonly backend = 'local' as const;
+
+  constructor(
+    private readonly queue: WorkQueue,
+    private readonly logReader: LogReader,
+  ) {}
+
+  async launch({ run }: LaunchRequest): Promise<string> {
+    await this.queue.send(encodeRunMessage(run.id));
+    return `relay:${this.queue.name}`;
+  }
+
+  async status(): Promise<BackendStatus> {
+    return { state: 'self_reporting' };
+  }
+
+  logs(_handle: string, run: Run, cursor?: string): Promise<LogPage> {
+    return this.logReader.read(run.id, cursor === undefined ? {} : { cursor });
+  }
+
+  /** The cancel flag on the run is the signal: the relay polls it and stops the task. */
+  async cancel(): Promise<void> {}
+
+  /** The relay removes its container or process group and work directory when the run ends. */
+  async cleanup(): Promise<void> {}
+}

@@ -1,0 +1,90 @@
+import { ValidationError } from '../../domain/errors.ts';
+import { type Clock, systemClock } from '../../ports/clock.ts';
+import type { LogLine, LogLineInput, LogPage, LogStore, LogStream } from '../../ports/log-store.ts';
+import type { SqliteDatabase } from './database.ts';
+
+const DEFAULT_LIMIT = 500;
+const MAX_LIMIT = 5000;
+
+interface LineRow {
+  readonly seq: number;
+  readonly at: string;
+  readonly stream: LogStream;
+  readonly text: string;
+}
+
+/**
+ * LogStore over the local-mode SQLite file: one row per line, numbered per
+ * run from 1. The cursor is the last sequence number read, encoded so clients
+ * treat it as opaque (the CloudWatch reader's cursor is a token).
+ *
+ * @example
+ * const logs = new SqliteLogStore({ db });
+ * await logs.append(runId, [{ stream: 'stdout', text: 'PLAY [all]' }]);
+ * let page = await logs.read(runId);
+ * page = await logs.read(runId, { cursor: page.nextCursor }); // only what arrived since
+ */
+export class SqliteLogStore implements LogStore {
+  readonly #db: SqliteDatabase;
+  readonly #clock: Clock;
+  readonly #lastSeq;
+  readonly #insert;
+  readonly #page;
+
+  constructor(options: { db: SqliteDatabase; clock?: Clock }) {
+    this.#db = options.db;
+    this.#clock = options.clock ?? systemClock;
+    this.#lastSeq = this.#db
+      .prepare<[string], number>('SELECT COALESCE(MAX(seq), 0) FROM log_lines WHERE run_id = ?')
+      .pluck();
+    this.#insert = this.#db.prepare<[string, number, string, string, string]>(
+      'INSERT INTO log_lines (run_id, seq, at, stream, text) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.#page = this.#db.prepare<[string, number, number], LineRow>(
+      'SELECT seq, at, stream, text FROM log_lines WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+    );
+  }
+
+  async append(runId: string, lines: readonly LogLineInput[]): Promise<void> {
+    if (lines.length === 0) return;
+    const now = this.#clock.now();
+    // IMMEDIATE: reading MAX(seq) and inserting after it must not interleave with another writer.
+    this.#db
+      .transaction(() => {
+        let seq = this.#lastSeq.get(runId) ?? 0;
+        for (const line of lines) {
+          seq += 1;
+          this.#insert.run(runId, seq, line.at ?? now, line.stream, line.text);
+        }
+      })
+      .immediate();
+  }
+
+  async read(runId: string, options: { cursor?: string; limit?: number } = {}): Promise<LogPage> {
+    const limit = options.limit ?? DEFAULT_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1) {
+      throw new ValidationError('limit must be a positive integer', [
+        { path: 'limit', message: 'must be a positive integer' },
+      ]);
+    }
+    const after = options.cursor === undefined ? 0 : decodeCursor(options.cursor);
+    const rows = this.#page.all(runId, after, Math.min(limit, MAX_LIMIT));
+    const lines: LogLine[] = rows.map((r) => ({ seq: r.seq, at: r.at, stream: r.stream, text: r.text }));
+    return { lines, nextCursor: encodeCursor(lines.at(-1)?.seq ?? after) };
+  }
+}
+
+function encodeCursor(seq: number): string {
+  return Buffer.from(String(seq), 'utf8').toString('base64url');
+}
+
+/** Node's base64url decoder skips junk, so a cursor is valid only if it re-encodes to itself. */
+function decodeCursor(cursor: string): number {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!/^(0|[1-9][0-9]{0,14})$/.test(text) || encodeCursor(Number(text)) !== cursor) {
+    throw new ValidationError('cursor is not a cursor this API returned', [
+      { path: 'cursor', message: 'invalid cursor' },
+    ]);
+  }
+  return Number(text);
+}

@@ -1,0 +1,292 @@
+import {
+  IdempotencyMismatchError,
+  NotFoundError,
+  RunConflictError,
+  ValidationError,
+} from '../../domain/errors.ts';
+import { RUN_STATES, type Run, type RunState, TERMINAL_STATES } from '../../domain/run.ts';
+import type { Target } from '../../domain/target.ts';
+import { type Clock, systemClock } from '../../ports/clock.ts';
+import type { CreateRunOptions, RunPage, RunQuery, RunStore } from '../../ports/run-store.ts';
+import type { SqliteDatabase } from './database.ts';
+
+const MAX_PAGE = 100;
+const DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+
+// Built from the domain's constants, never from input, so inlining them in SQL is safe.
+const sqlList = (values: readonly string[]): string => values.map((v) => `'${v}'`).join(', ');
+const TERMINAL_SQL = sqlList(TERMINAL_STATES);
+const ACTIVE_SQL = sqlList(RUN_STATES.filter((s) => !(TERMINAL_STATES as readonly string[]).includes(s)));
+
+interface RunRow {
+  readonly body: string;
+}
+interface VersionRow {
+  readonly version: number;
+  readonly state: RunState;
+}
+interface KeyRow {
+  readonly fingerprint: string;
+  readonly run_id: string;
+}
+
+/**
+ * RunStore over the local-mode SQLite file. A run is stored as JSON next to
+ * the columns queries need (state, batch id, version), so the domain model can
+ * grow without a migration.
+ *
+ * Idempotency keys live `idempotencyTtlSeconds` (default 24 h, like common
+ * `Idempotency-Key` practice); after that the same key starts a new run.
+ *
+ * @example
+ * const store = new SqliteRunStore({ db: openDatabase(':memory:') });
+ * const { run, created } = await store.createRun(newRun(input, clock.now()), { idempotencyKey, fingerprint });
+ * await store.updateRun(transition(run, 'dispatching', clock.now()), run.version);
+ */
+export class SqliteRunStore implements RunStore {
+  readonly #db: SqliteDatabase;
+  readonly #clock: Clock;
+  readonly #idempotencyTtlMs: number;
+  readonly #listStatements = new Map<string, { all(...params: unknown[]): RunRow[] }>();
+
+  readonly #insertRun;
+  readonly #getRun;
+  readonly #getVersion;
+  readonly #updateRun;
+  readonly #activeRuns;
+  readonly #purgeKeys;
+  readonly #getKey;
+  readonly #insertKey;
+  readonly #putTarget;
+  readonly #getTarget;
+  readonly #listTargets;
+  readonly #deleteTarget;
+
+  constructor(options: { db: SqliteDatabase; clock?: Clock; idempotencyTtlSeconds?: number }) {
+    const db = options.db;
+    this.#db = db;
+    this.#clock = options.clock ?? systemClock;
+    this.#idempotencyTtlMs = (options.idempotencyTtlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS) * 1000;
+
+    this.#insertRun = db.prepare<[string, string, string | null, string, number, string]>(
+      'INSERT INTO runs (id, state, batch_id, created_at, version, body) VALUES (?, ?, ?, ?, ?, ?)',
+    );
+    this.#getRun = db.prepare<[string], RunRow>('SELECT body FROM runs WHERE id = ?');
+    this.#getVersion = db.prepare<[string], VersionRow>('SELECT version, state FROM runs WHERE id = ?');
+    this.#updateRun = db.prepare<[string, string | null, number, string, string, number]>(
+      `UPDATE runs SET state = ?, batch_id = ?, version = ?, body = ?
+       WHERE id = ? AND version = ? AND state NOT IN (${TERMINAL_SQL})`,
+    );
+    this.#activeRuns = db.prepare<[number], RunRow>(
+      `SELECT body FROM runs WHERE state IN (${ACTIVE_SQL}) ORDER BY id ASC LIMIT ?`,
+    );
+    this.#purgeKeys = db.prepare<[number]>('DELETE FROM idempotency_keys WHERE expires_ms <= ?');
+    this.#getKey = db.prepare<[string], KeyRow>(
+      'SELECT fingerprint, run_id FROM idempotency_keys WHERE key = ?',
+    );
+    this.#insertKey = db.prepare<[string, string, string, number]>(
+      'INSERT OR REPLACE INTO idempotency_keys (key, fingerprint, run_id, expires_ms) VALUES (?, ?, ?, ?)',
+    );
+    this.#putTarget = db.prepare<[string, string]>(
+      'INSERT INTO targets (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body',
+    );
+    this.#getTarget = db.prepare<[string], RunRow>('SELECT body FROM targets WHERE id = ?');
+    this.#listTargets = db.prepare<[], RunRow>('SELECT body FROM targets ORDER BY id ASC');
+    this.#deleteTarget = db.prepare<[string]>('DELETE FROM targets WHERE id = ?');
+  }
+
+  async createRun(run: Run, options: CreateRunOptions = {}): Promise<{ run: Run; created: boolean }> {
+    const { idempotencyKey, fingerprint } = options;
+    if (idempotencyKey === undefined) {
+      this.#db.transaction(() => this.#insert(run)).immediate();
+      return { run, created: true };
+    }
+    if (fingerprint === undefined) {
+      // Without a fingerprint a retried key could silently return a run for a different request.
+      throw new ValidationError('An idempotency key needs a request fingerprint', [
+        { path: 'fingerprint', message: 'required with idempotencyKey' },
+      ]);
+    }
+    return this.#db
+      .transaction((): { run: Run; created: boolean } => {
+        const nowMs = this.#clock.nowMs();
+        this.#purgeKeys.run(nowMs);
+        const existing = this.#getKey.get(idempotencyKey);
+        if (existing !== undefined) {
+          if (existing.fingerprint !== fingerprint) {
+            throw new IdempotencyMismatchError(
+              `Idempotency key "${idempotencyKey}" was already used for a different request (run ${existing.run_id})`,
+            );
+          }
+          const first = this.#read(existing.run_id);
+          if (first !== undefined) return { run: first, created: false };
+        }
+        this.#insert(run);
+        this.#insertKey.run(idempotencyKey, fingerprint, run.id, nowMs + this.#idempotencyTtlMs);
+        return { run, created: true };
+      })
+      .immediate();
+  }
+
+  async createRuns(runs: readonly Run[]): Promise<void> {
+    this.#db
+      .transaction(() => {
+        for (const run of runs) this.#insert(run);
+      })
+      .immediate();
+  }
+
+  async getRun(id: string): Promise<Run | undefined> {
+    return this.#read(id);
+  }
+
+  async updateRun(run: Run, expectedVersion: number): Promise<Run> {
+    if (run.version <= expectedVersion) {
+      // Writing the same version back would let a later writer's condition pass against changed data.
+      throw new ValidationError(
+        `Run ${run.id}: the new version (${run.version}) must be greater than the expected version (${expectedVersion})`,
+      );
+    }
+    const result = this.#updateRun.run(
+      run.state,
+      run.batchId ?? null,
+      run.version,
+      JSON.stringify(run),
+      run.id,
+      expectedVersion,
+    );
+    if (result.changes === 1) return run;
+
+    const stored = this.#getVersion.get(run.id);
+    if (stored === undefined) throw new NotFoundError(`Run ${run.id} does not exist`);
+    if ((TERMINAL_STATES as readonly string[]).includes(stored.state)) {
+      throw new RunConflictError(
+        `Run ${run.id} is ${stored.state} (version ${stored.version}) and can no longer change; the write expected version ${expectedVersion}`,
+      );
+    }
+    throw new RunConflictError(
+      `Run ${run.id} was changed by someone else: expected version ${expectedVersion}, found version ${stored.version}`,
+    );
+  }
+
+  async listRuns(query: RunQuery): Promise<RunPage> {
+    const { limit } = query;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+      throw new ValidationError(`limit must be an integer from 1 to ${MAX_PAGE}`, [
+        { path: 'limit', message: `must be an integer from 1 to ${MAX_PAGE}` },
+      ]);
+    }
+    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+
+    const clauses: string[] = [];
+    const params: (string | number)[] = [];
+    if (query.batchId !== undefined) {
+      clauses.push('batch_id = ?');
+      params.push(query.batchId);
+    }
+    if (query.state !== undefined) {
+      clauses.push('state = ?');
+      params.push(query.state);
+    }
+    if (after !== undefined) {
+      clauses.push('id < ?');
+      params.push(after);
+    }
+    const where = clauses.length === 0 ? '' : `WHERE ${clauses.join(' AND ')}`;
+    const sql = `SELECT body FROM runs ${where} ORDER BY id DESC LIMIT ?`;
+    let statement = this.#listStatements.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare<unknown[], RunRow>(sql);
+      this.#listStatements.set(sql, statement);
+    }
+
+    // One extra row tells whether another page exists without a second query.
+    const rows = statement.all(...params, limit + 1);
+    const runs = rows.slice(0, limit).map((r) => JSON.parse(r.body) as Run);
+    const last = runs.at(-1);
+    return rows.length > limit && last !== undefined ? { runs, nextCursor: encodeCursor(last.id) } : { runs };
+  }
+
+  async listActiveRuns(limit: number): Promise<readonly Run[]> {
+    // SQLite reads a negative LIMIT as "no limit"; the reconciler must not load the whole table by mistake.
+    if (!Number.isInteger(limit) || limit < 1) {
+      throw new ValidationError('limit must be a positive integer', [
+        { path: 'limit', message: 'must be a positive integer' },
+      ]);
+    }
+    return this.#activeRuns.all(limit).map((r) => JSON.parse(r.body) as Run);
+  }
+
+  /** Upsert; the first `createdAt` of a target is kept so a re-PUT does not rewrite its history. */
+  async putTarget(target: Target): Promise<Target> {
+    return this.#db
+      .transaction((): Target => {
+        const existing = this.#getTarget.get(target.id);
+        const createdAt =
+          existing === undefined ? target.createdAt : (JSON.parse(existing.body) as Target).createdAt;
+        const stored: Target = { ...target, createdAt };
+        this.#putTarget.run(target.id, JSON.stringify(stored));
+        return stored;
+      })
+      .immediate();
+  }
+
+  async getTarget(id: string): Promise<Target | undefined> {
+    const row = this.#getTarget.get(id);
+    return row === undefined ? undefined : (JSON.parse(row.body) as Target);
+  }
+
+  async listTargets(): Promise<readonly Target[]> {
+    return this.#listTargets.all().map((r) => JSON.parse(r.body) as Target);
+  }
+
+  async deleteTarget(id: string): Promise<boolean> {
+    return this.#deleteTarget.run(id).changes > 0;
+  }
+
+  #read(id: string): Run | undefined {
+    const row = this.#getRun.get(id);
+    return row === undefined ? undefined : (JSON.parse(row.body) as Run);
+  }
+
+  #insert(run: Run): void {
+    try {
+      this.#insertRun.run(
+        run.id,
+        run.state,
+        run.batchId ?? null,
+        run.createdAt,
+        run.version,
+        JSON.stringify(run),
+      );
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        throw new RunConflictError(`Run ${run.id} already exists`, { cause: error });
+      }
+      throw error;
+    }
+  }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    'code' in error &&
+    (error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || error.code === 'SQLITE_CONSTRAINT_UNIQUE')
+  );
+}
+
+function encodeCursor(lastId: string): string {
+  return Buffer.from(lastId, 'utf8').toString('base64url');
+}
+
+/** Node's base64url decoder skips junk, so a cursor is valid only if it re-encodes to itself. */
+function decodeCursor(cursor: string): string {
+  const id = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (id.length === 0 || id.length > 128 || !/^[\x21-\x7e]+$/.test(id) || encodeCursor(id) !== cursor) {
+    throw new ValidationError('cursor is not a cursor this API returned', [
+      { path: 'cursor', message: 'invalid cursor' },
+    ]);
+  }
+  return id;
+}

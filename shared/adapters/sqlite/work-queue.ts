@@ -1,0 +1,295 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ValidationError } from '../../domain/errors.ts';
+import { type Clock, systemClock } from '../../ports/clock.ts';
+import type { QueueMessage, ReceiveOptions, WorkQueue } from '../../ports/work-queue.ts';
+import type { SqliteDatabase } from './database.ts';
+
+/** Another connection's send is only seen by polling; same-process sends wake waiters at once. */
+const POLL_INTERVAL_MS = 25;
+// SQS limits, so code written against local mode does not break on AWS.
+const MAX_DELAY_SECONDS = 900;
+const MAX_VISIBILITY_SECONDS = 43_200;
+const MAX_WAIT_SECONDS = 20;
+const MAX_BATCH = 10;
+const MAX_BODY_BYTES = 256 * 1024;
+
+interface MessageRow {
+  readonly seq: number;
+  readonly id: string;
+  readonly body: string;
+  readonly sent_at: string;
+  readonly receive_count: number;
+}
+
+/**
+ * Waiters for a send, keyed by database file and queue name rather than by
+ * connection object, so a second connection in the same process wakes them
+ * too. A spurious wake-up (two `:memory:` databases) costs one query.
+ */
+const waiters = new Map<string, Set<() => void>>();
+
+function notify(key: string): void {
+  for (const wake of waiters.get(key) ?? []) wake();
+}
+
+function sleepUntilNotified(key: string, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    let set = waiters.get(key);
+    if (set === undefined) {
+      set = new Set();
+      waiters.set(key, set);
+    }
+    const registered = set;
+    const done = (): void => {
+      clearTimeout(timer);
+      registered.delete(done);
+      if (registered.size === 0 && waiters.get(key) === registered) waiters.delete(key);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    registered.add(done);
+  });
+}
+
+function invalid(path: string, message: string): ValidationError {
+  return new ValidationError(`${path} ${message}`, [{ path, message }]);
+}
+
+function checkSeconds(path: string, value: number, max: number): void {
+  if (!Number.isInteger(value) || value < 0 || value > max) {
+    throw invalid(path, `must be an integer from 0 to ${max}`);
+  }
+}
+
+export interface SqliteWorkQueueOptions {
+  readonly db: SqliteDatabase;
+  readonly name: string;
+  readonly visibilityTimeoutSeconds: number;
+  /** With `deadLetter`: a message received this many times is moved there instead of being delivered again. */
+  readonly maxReceiveCount?: number;
+  /** Must live in the same database. */
+  readonly deadLetter?: SqliteWorkQueue;
+  readonly clock?: Clock;
+}
+
+/**
+ * WorkQueue with SQS semantics over the `messages` table, which several named
+ * queues (and their dead-letter queues) share.
+ *
+ * Differences from SQS, all on the safe side: ordering is by visibility time
+ * then send order; a receipt handle is invalidated by the next receive, so a
+ * stale `delete` or `changeVisibility` is a silent no-op instead of removing a
+ * message someone else now holds; a dead-lettered message starts again at
+ * receive count 0 in its dead-letter queue.
+ *
+ * @example
+ * const db = openDatabase(join(dataDir, 'remote-worker.db'));
+ * const dlq = new SqliteWorkQueue({ db, name: 'dispatch-dlq', visibilityTimeoutSeconds: 30 });
+ * const queue = new SqliteWorkQueue({ db, name: 'dispatch', visibilityTimeoutSeconds: 30, maxReceiveCount: 5, deadLetter: dlq });
+ * queue.releaseInFlight(); // local mode is the only consumer: nothing is really in flight after a restart
+ * await queue.send(JSON.stringify({ runId }));
+ * const [message] = await queue.receive({ max: 1, waitSeconds: 20 });
+ */
+export class SqliteWorkQueue implements WorkQueue {
+  readonly name: string;
+  readonly #db: SqliteDatabase;
+  readonly #clock: Clock;
+  readonly #visibilityTimeoutSeconds: number;
+  readonly #redrive: { readonly maxReceiveCount: number; readonly deadLetter: SqliteWorkQueue } | undefined;
+  readonly #wakeKey: string;
+
+  readonly #insert;
+  readonly #candidates;
+  readonly #markReceived;
+  readonly #moveTo;
+  readonly #deleteByReceipt;
+  readonly #setVisibility;
+  readonly #release;
+  readonly #depth;
+
+  constructor(options: SqliteWorkQueueOptions) {
+    const { db, name, visibilityTimeoutSeconds, maxReceiveCount, deadLetter } = options;
+    if (name.length === 0) throw invalid('name', 'must not be empty');
+    checkSeconds('visibilityTimeoutSeconds', visibilityTimeoutSeconds, MAX_VISIBILITY_SECONDS);
+    if ((maxReceiveCount === undefined) !== (deadLetter === undefined)) {
+      throw invalid('maxReceiveCount', 'and deadLetter go together');
+    }
+    if (maxReceiveCount !== undefined && deadLetter !== undefined) {
+      if (!Number.isInteger(maxReceiveCount) || maxReceiveCount < 1 || maxReceiveCount > 1000) {
+        throw invalid('maxReceiveCount', 'must be an integer from 1 to 1000');
+      }
+      // A move is a single UPDATE of the row's queue column, which only works inside one database.
+      if (deadLetter.#db !== db) throw invalid('deadLetter', 'must use the same database connection');
+      if (deadLetter.name === name) throw invalid('deadLetter', 'must be a different queue');
+      this.#redrive = { maxReceiveCount, deadLetter };
+    } else {
+      this.#redrive = undefined;
+    }
+    this.name = name;
+    this.#db = db;
+    this.#clock = options.clock ?? systemClock;
+    this.#visibilityTimeoutSeconds = visibilityTimeoutSeconds;
+    this.#wakeKey = `${db.name}\0${name}`;
+
+    this.#insert = db.prepare<[string, string, string, string, number]>(
+      'INSERT INTO messages (id, queue, body, sent_at, visible_at_ms) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.#candidates = db.prepare<[string, number, number], MessageRow>(
+      `SELECT seq, id, body, sent_at, receive_count FROM messages
+       WHERE queue = ? AND visible_at_ms <= ? ORDER BY visible_at_ms, seq LIMIT ?`,
+    );
+    this.#markReceived = db.prepare<[number, string, number]>(
+      'UPDATE messages SET receive_count = receive_count + 1, visible_at_ms = ?, receipt = ? WHERE seq = ?',
+    );
+    this.#moveTo = db.prepare<[string, number, number]>(
+      'UPDATE messages SET queue = ?, visible_at_ms = ?, receive_count = 0, receipt = NULL WHERE seq = ?',
+    );
+    this.#deleteByReceipt = db.prepare<[string, string]>(
+      'DELETE FROM messages WHERE queue = ? AND receipt = ?',
+    );
+    this.#setVisibility = db.prepare<[number, string, string]>(
+      'UPDATE messages SET visible_at_ms = ? WHERE queue = ? AND receipt = ?',
+    );
+    // Visible "since 0": interrupted work is the oldest there is, so it goes ahead of the rest, in send order.
+    this.#release = db.prepare<[string, number]>(
+      `UPDATE messages SET visible_at_ms = 0, receipt = NULL
+       WHERE queue = ? AND receive_count > 0 AND visible_at_ms > ?`,
+    );
+    this.#depth = db.prepare<
+      [number, number, number, string],
+      { visible: number; inFlight: number; delayed: number }
+    >(
+      `SELECT
+         COALESCE(SUM(visible_at_ms <= ?), 0) AS visible,
+         COALESCE(SUM(visible_at_ms > ? AND receive_count > 0), 0) AS inFlight,
+         COALESCE(SUM(visible_at_ms > ? AND receive_count = 0), 0) AS delayed
+       FROM messages WHERE queue = ?`,
+    );
+  }
+
+  async send(body: string, options: { delaySeconds?: number } = {}): Promise<string> {
+    const delaySeconds = options.delaySeconds ?? 0;
+    checkSeconds('delaySeconds', delaySeconds, MAX_DELAY_SECONDS);
+    checkBody(body, 'body');
+    const id = randomUUID();
+    this.#insert.run(id, this.name, body, this.#clock.now(), this.#clock.nowMs() + delaySeconds * 1000);
+    if (delaySeconds === 0) notify(this.#wakeKey);
+    return id;
+  }
+
+  async sendBatch(bodies: readonly string[]): Promise<void> {
+    if (bodies.length < 1 || bodies.length > MAX_BATCH) {
+      throw invalid('bodies', `must hold 1 to ${MAX_BATCH} messages`);
+    }
+    bodies.forEach((body, i) => {
+      checkBody(body, `bodies[${i}]`);
+    });
+    const sentAt = this.#clock.now();
+    const visibleAt = this.#clock.nowMs();
+    this.#db
+      .transaction(() => {
+        for (const body of bodies) this.#insert.run(randomUUID(), this.name, body, sentAt, visibleAt);
+      })
+      .immediate();
+    notify(this.#wakeKey);
+  }
+
+  async receive(options: ReceiveOptions): Promise<readonly QueueMessage[]> {
+    const { max } = options;
+    const waitSeconds = options.waitSeconds ?? 0;
+    const visibility = options.visibilityTimeoutSeconds ?? this.#visibilityTimeoutSeconds;
+    if (!Number.isInteger(max) || max < 1 || max > MAX_BATCH) {
+      throw invalid('max', `must be an integer from 1 to ${MAX_BATCH}`);
+    }
+    checkSeconds('waitSeconds', waitSeconds, MAX_WAIT_SECONDS);
+    checkSeconds('visibilityTimeoutSeconds', visibility, MAX_VISIBILITY_SECONDS);
+
+    // The wait is measured on the real clock: an injected test clock may stand still.
+    const deadline = performance.now() + waitSeconds * 1000;
+    for (;;) {
+      const messages = this.#receiveNow(max, visibility);
+      const left = deadline - performance.now();
+      if (messages.length > 0 || left <= 0) return messages;
+      await sleepUntilNotified(this.#wakeKey, Math.min(POLL_INTERVAL_MS, left));
+    }
+  }
+
+  /** Stale or unknown handles are ignored: the message now belongs to whoever received it last. */
+  async delete(receiptHandle: string): Promise<void> {
+    this.#deleteByReceipt.run(this.name, receiptHandle);
+  }
+
+  /** Stale or unknown handles are ignored, as for `delete`. */
+  async changeVisibility(receiptHandle: string, timeoutSeconds: number): Promise<void> {
+    checkSeconds('timeoutSeconds', timeoutSeconds, MAX_VISIBILITY_SECONDS);
+    const changed = this.#setVisibility.run(
+      this.#clock.nowMs() + timeoutSeconds * 1000,
+      this.name,
+      receiptHandle,
+    ).changes;
+    if (changed > 0 && timeoutSeconds === 0) notify(this.#wakeKey);
+  }
+
+  /**
+   * Make every in-flight message visible again at once, ahead of the others
+   * and in send order, and invalidate its receipt handle. Only for a sole consumer at
+   * start-up, when no earlier receiver can still be working on one.
+   * Returns how many messages were released.
+   */
+  releaseInFlight(): number {
+    const now = this.#clock.nowMs();
+    const released = this.#release.run(this.name, now).changes;
+    if (released > 0) notify(this.#wakeKey);
+    return released;
+  }
+
+  /** Message counts; `delayed` are sent with a delay and not yet visible. */
+  depth(): { visible: number; inFlight: number; delayed: number } {
+    const now = this.#clock.nowMs();
+    const row = this.#depth.get(now, now, now, this.name);
+    return row ?? { visible: 0, inFlight: 0, delayed: 0 };
+  }
+
+  #receiveNow(max: number, visibilitySeconds: number): QueueMessage[] {
+    return this.#db
+      .transaction((): QueueMessage[] => {
+        const now = this.#clock.nowMs();
+        const out: QueueMessage[] = [];
+        let movedAny = false;
+        // Dead-lettered rows leave the candidate set, so each pass either delivers or shrinks the queue.
+        for (;;) {
+          const rows = this.#candidates.all(this.name, now, max - out.length);
+          if (rows.length === 0) break;
+          let moved = 0;
+          for (const row of rows) {
+            if (this.#redrive !== undefined && row.receive_count >= this.#redrive.maxReceiveCount) {
+              this.#moveTo.run(this.#redrive.deadLetter.name, now, row.seq);
+              moved += 1;
+              continue;
+            }
+            const receiptHandle = randomBytes(24).toString('base64url');
+            this.#markReceived.run(now + visibilitySeconds * 1000, receiptHandle, row.seq);
+            out.push({
+              id: row.id,
+              body: row.body,
+              receiptHandle,
+              receiveCount: row.receive_count + 1,
+              sentAt: row.sent_at,
+            });
+          }
+          movedAny ||= moved > 0;
+          if (moved === 0 || out.length >= max) break;
+        }
+        if (movedAny && this.#redrive !== undefined) notify(this.#redrive.deadLetter.#wakeKey);
+        return out;
+      })
+      .immediate();
+  }
+}
+
+function checkBody(body: string, path: string): void {
+  if (body.length === 0) throw invalid(path, 'must not be empty');
+  if (Buffer.byteLength(body, 'utf8') > MAX_BODY_BYTES) {
+    throw invalid(path, `must be at most ${MAX_BODY_BYTES} bytes`);
+  }
+}

@@ -1,0 +1,54 @@
+import { deadlineOf, isTerminal, transition } from '../domain/run.ts';
+import { type AppDeps, encodeRunMessage } from './deps.ts';
+import { settleRun } from './run-updates.ts';
+
+export interface ReconcileOptions {
+  /** A queued run older than this without progress is enqueued again (the first send may have been lost). */
+  readonly requeueAfterSeconds: number;
+  /** Past its deadline by this much, a run whose runner has not settled it is timed out here. */
+  readonly deadlineGraceSeconds: number;
+}
+
+export interface ReconcileReport {
+  readonly requeued: readonly string[];
+  readonly timedOut: readonly string[];
+}
+
+/**
+ * The safety net behind the happy path: re-enqueue queued runs whose message
+ * was lost, and end runs that outlived their deadline when nobody else did —
+ * asking the backend to stop and clean up first. Safe to run concurrently
+ * with everything else: every change is a conditional write.
+ */
+export async function reconcileRuns(deps: AppDeps, options: ReconcileOptions): Promise<ReconcileReport> {
+  const requeued: string[] = [];
+  const timedOut: string[] = [];
+  const nowMs = deps.clock.nowMs();
+  for (const run of await deps.store.listActiveRuns(1000)) {
+    const lastChange = Date.parse(run.updatedAt);
+    if (run.state === 'queued' && nowMs - lastChange > options.requeueAfterSeconds * 1000) {
+      await deps.dispatchQueue.send(encodeRunMessage(run.id));
+      requeued.push(run.id);
+      continue;
+    }
+    if (nowMs <= deadlineOf(run) + options.deadlineGraceSeconds * 1000) continue;
+    const handle = run.launch?.handle;
+    const launcher = run.launch === undefined ? undefined : deps.launchers[run.launch.backend];
+    if (handle !== undefined && launcher !== undefined) {
+      await launcher.cancel(handle, run, 0).catch((error: unknown) => {
+        deps.logger.warn('reconcile: backend cancel failed', { runId: run.id, error: error as Error });
+      });
+    }
+    const settled = await settleRun(deps.store, run.id, (r) =>
+      transition(r, 'timed_out', deps.clock.now(), {
+        reason: `No runner settled the run within its ${r.timeoutSeconds} s timeout (last state ${r.state})`,
+      }),
+    );
+    if (settled.state === 'timed_out' && !isTerminal(run.state)) timedOut.push(run.id);
+    if (handle !== undefined && launcher !== undefined) {
+      await launcher.cleanup(handle, run).catch(() => {});
+    }
+  }
+  if (requeued.length + timedOut.length > 0) deps.logger.warn('reconciled runs', { requeued, timedOut });
+  return { requeued, timedOut };
+}

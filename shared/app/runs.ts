@@ -1,0 +1,148 @@
+import { createHash } from 'node:crypto';
+import { NotFoundError, RunnerRefusedError, ValidationError } from '../domain/errors.ts';
+import { isRelayOwner, newRun, type Run, type Runner, requestCancel, transition } from '../domain/run.ts';
+import { resolveRunner } from '../domain/runner-resolution.ts';
+import { selectionProblem } from '../domain/selection.ts';
+import type { Target } from '../domain/target.ts';
+import type { SubmitRunBody } from '../http/schemas.ts';
+import { type AppDeps, encodeRunMessage } from './deps.ts';
+import { mutateRun } from './run-updates.ts';
+
+export type Plan =
+  | { readonly ok: true; readonly runner: Runner; readonly image: string }
+  | { readonly ok: false; readonly reason: string };
+
+const BACKEND_NAMES: Record<Runner, string> = {
+  local: 'local (relay)',
+  ecs: 'ECS',
+  aci: 'ACI',
+  gcp: 'Cloud Run',
+};
+
+/**
+ * Decide where a run executes: the seeds' resolution rules, then whether this
+ * deployment has a launcher for the resolved backend. Used at submit and again
+ * at dispatch, so a settings change in between is honoured.
+ */
+export function planRun(
+  deps: Pick<AppDeps, 'settings' | 'launchers' | 'relay'>,
+  run: Pick<Run, 'kind' | 'extraVars' | 'secrets'>,
+  target: Target | undefined,
+): Plan {
+  const resolved = resolveRunner(
+    {
+      kind: run.kind,
+      ...(target === undefined ? {} : { target }),
+      extraVars: run.extraVars,
+      secrets: run.secrets,
+    },
+    deps.settings,
+    {
+      relayAvailable: deps.relay.available,
+      ...(deps.relay.reason === undefined ? {} : { relayUnavailableReason: deps.relay.reason }),
+    },
+  );
+  if (!resolved.ok) return { ok: false, reason: resolved.reason };
+  if (deps.launchers[resolved.runner] === undefined) {
+    return {
+      ok: false,
+      reason: `The ${BACKEND_NAMES[resolved.runner]} runner is not available in this deployment: no launcher for it is configured`,
+    };
+  }
+  return { ok: true, runner: resolved.runner, image: resolved.image };
+}
+
+async function loadSelectedTarget(deps: AppDeps, body: Pick<SubmitRunBody, 'kind' | 'targetId'>) {
+  const target = body.targetId === undefined ? undefined : await deps.store.getTarget(body.targetId);
+  const problem = selectionProblem(body.kind, target, body.targetId);
+  if (problem !== undefined) {
+    if (body.targetId !== undefined && target === undefined) {
+      throw new ValidationError(problem, [{ path: 'body.targetId', message: problem }]);
+    }
+    throw new RunnerRefusedError(problem);
+  }
+  return target;
+}
+
+/** Stable hash of what was asked, so an Idempotency-Key reused for something else is caught. */
+const fingerprintOf = (body: SubmitRunBody): string =>
+  createHash('sha256').update(JSON.stringify(body)).digest('base64url');
+
+export interface SubmitResult {
+  readonly run: Run;
+  readonly created: boolean;
+}
+
+/**
+ * Validate a run against the registry, the asset store and the runner rules,
+ * record it and enqueue it. Selection problems and bad assets throw before
+ * anything is written; a runner refusal is recorded as a `refused` run.
+ */
+export async function submitRun(
+  deps: AppDeps,
+  body: SubmitRunBody,
+  principal: string,
+  options: { idempotencyKey?: string; batchId?: string } = {},
+): Promise<SubmitResult> {
+  const target = await loadSelectedTarget(deps, body);
+  await deps.assets.locate(body.asset);
+
+  const now = deps.clock.now();
+  const { timeoutSeconds, ...rest } = body;
+  const draft = newRun(
+    {
+      ...rest,
+      id: deps.newId(),
+      requestedBy: principal,
+      timeoutSeconds: timeoutSeconds ?? deps.settings.default_timeout_seconds,
+      ...(options.batchId === undefined ? {} : { batchId: options.batchId }),
+    },
+    now,
+  );
+  const plan = planRun(deps, draft, target);
+  const run = plan.ok
+    ? { ...draft, runner: plan.runner, image: plan.image }
+    : transition(draft, 'refused', now, { reason: plan.reason });
+
+  const created = await deps.store.createRun(
+    run,
+    options.idempotencyKey === undefined
+      ? {}
+      : { idempotencyKey: options.idempotencyKey, fingerprint: fingerprintOf(body) },
+  );
+  if (created.created && created.run.state === 'queued') {
+    try {
+      await deps.dispatchQueue.send(encodeRunMessage(created.run.id));
+    } catch (error) {
+      // The run is recorded; the reconciler re-enqueues queued runs that never reached the queue.
+      deps.logger.error('enqueue failed; the reconciler will retry', {
+        runId: created.run.id,
+        error: error as Error,
+      });
+    }
+  }
+  return created;
+}
+
+export async function getRun(deps: Pick<AppDeps, 'store'>, id: string): Promise<Run> {
+  const run = await deps.store.getRun(id);
+  if (run === undefined) throw new NotFoundError(`No run with id ${id}`);
+  return run;
+}
+
+/**
+ * Flag the run for cancellation. A run nothing has started yet — queued, or
+ * handed to the relay queue but not claimed by a relay — is cancelled at once;
+ * later stages honour the flag (the relay polls it, cloud tasks are stopped).
+ */
+export function cancelRun(deps: Pick<AppDeps, 'store' | 'clock'>, id: string): Promise<Run> {
+  return mutateRun(deps.store, id, (run) => {
+    const flagged = requestCancel(run, deps.clock.now());
+    if (flagged.state === 'launched' && flagged.launch?.backend === 'local' && !isRelayOwner(flagged.owner)) {
+      return transition(flagged, 'cancelled', deps.clock.now(), {
+        reason: 'Cancelled before a relay took it',
+      });
+    }
+    return flagged;
+  });
+}

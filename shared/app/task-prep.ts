@@ -1,0 +1,61 @@
+import { LaunchRejectedError, NotFoundError } from '../domain/errors.ts';
+import { inventoryForRun } from '../domain/inventory.ts';
+import type { Run } from '../domain/run.ts';
+import { assetTypeOf, type TaskSpec } from '../domain/task.ts';
+import type { AssetStore } from '../ports/asset-store.ts';
+import type { RunStore } from '../ports/run-store.ts';
+import type { SecretSource } from '../ports/secret-source.ts';
+
+export interface PreparedTask {
+  readonly spec: TaskSpec;
+  /** `RW_SECRET_<n>` → value: for the task's ephemeral environment only. */
+  readonly secretEnv: Readonly<Record<string, string>>;
+}
+
+/**
+ * Everything a runner needs for one run: the secret-free TaskSpec and,
+ * separately, the resolved secret values. Errors name what is missing,
+ * never a value.
+ */
+export async function prepareTask(
+  deps: { readonly store: RunStore; readonly assets: AssetStore; readonly secrets: SecretSource },
+  run: Run,
+): Promise<PreparedTask> {
+  const target = run.targetId === undefined ? undefined : await deps.store.getTarget(run.targetId);
+  if (run.targetId !== undefined && target === undefined) {
+    throw new LaunchRejectedError(`Target ${run.targetId} no longer exists`);
+  }
+  const asset = await deps.assets.locate(run.asset);
+  const assetType = assetTypeOf(run.asset);
+  if (assetType === undefined) throw new LaunchRejectedError(`No runner knows how to run ${run.asset}`);
+
+  const secretEnv: Record<string, string> = {};
+  const secretVars: { var: string; env: string }[] = [];
+  for (const [i, binding] of run.secrets.entries()) {
+    const env = `RW_SECRET_${i}`;
+    try {
+      secretEnv[env] = await deps.secrets.get(binding.secret);
+    } catch (error) {
+      if (error instanceof NotFoundError) {
+        throw new LaunchRejectedError(
+          `Secret ${binding.secret} (bound to ${binding.var}) could not be resolved`,
+        );
+      }
+      throw error;
+    }
+    secretVars.push({ var: binding.var, env });
+  }
+
+  const spec: TaskSpec = {
+    runId: run.id,
+    kind: run.kind,
+    asset,
+    assetType,
+    inventory: inventoryForRun(run.kind, target, run.sshUser === undefined ? {} : { sshUser: run.sshUser }),
+    extraVars: run.extraVars,
+    secretVars,
+    ...(run.operation === undefined ? {} : { operation: run.operation }),
+    timeoutSeconds: run.timeoutSeconds,
+  };
+  return { spec, secretEnv };
+}

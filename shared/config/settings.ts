@@ -1,0 +1,286 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { type FieldError, SettingsInvalidError } from '../domain/errors.ts';
+import { RUNNERS } from '../domain/run.ts';
+
+/**
+ * The one schema for operator settings and its loader.
+ *
+ * Keys keep the seeds' snake_case names (`ansible_runner_aws`, `k8s_runner_image`,
+ * `ansible_ecs_subnet_id` …) so operators recognise them from the reference docs;
+ * each can be overridden by an environment variable of the same name upper-cased.
+ */
+
+const runner = z.enum(RUNNERS);
+
+/** An empty string is almost always a half-deleted value; make the operator omit the key instead. */
+const text = () => z.string().trim().min(1, 'must not be empty: omit the key to leave it unset');
+
+/**
+ * Lists arrive as one comma-separated string from an environment variable, but
+ * a YAML file may just as well hold a real list; both end up as string[].
+ */
+const list = (item: z.ZodString) =>
+  z
+    .union([z.string(), z.array(z.string())])
+    .transform((value) =>
+      (typeof value === 'string' ? value.split(',') : value).map((s) => s.trim()).filter((s) => s !== ''),
+    )
+    .pipe(z.array(item));
+
+const cidr = z.union([z.cidrv4(), z.cidrv6()], {
+  error: 'must be an IPv4 or IPv6 CIDR such as 203.0.113.7/32',
+});
+
+export const SettingsSchema = z
+  .strictObject({
+    // Runner per run family. `<cloud>` keys fall back to the global one, except for
+    // cluster/database plays, which default to the cloud's native runner (see runner-resolution.ts).
+    ansible_runner: runner.default('local'),
+    ansible_runner_aws: runner.optional(),
+    ansible_runner_azure: runner.optional(),
+    ansible_runner_gcp: runner.optional(),
+    ansible_runner_portainer: runner.optional(),
+    k8s_runner: runner.default('local'),
+    k8s_runner_aws: runner.optional(),
+    k8s_runner_azure: runner.optional(),
+    k8s_runner_gcp: runner.optional(),
+
+    // Images are settings, not code: operators mirror them to private registries.
+    ansible_local_image: text().default('chrweav/ansible-winrm:latest'),
+    ansible_cloud_image: text().default('chrweav/ansible-cloud'),
+    k8s_runner_image: text().default('dtzar/helm-kubectl'),
+
+    // ECS plumbing shared by the Ansible and Kubernetes runners.
+    ansible_ecs_cluster: text().optional(),
+    ansible_ecs_subnet_id: text().optional(),
+    // Checked for shape because a typo here only shows up as a failed RunTask much later.
+    ansible_ecs_security_group_ids: list(
+      z.string().regex(/^sg-[0-9a-f]{8,17}$/, 'must be a security group id such as sg-0123456789abcdef0'),
+    ).optional(),
+    ansible_ecs_assign_public_ip: z.boolean().default(false),
+    ansible_ecs_execution_role_arn: text().optional(),
+
+    // ACI plumbing.
+    ansible_aci_subnet_id: text().optional(),
+    ansible_aci_acr_server: text().optional(),
+    ansible_aci_acr_username: text().optional(),
+    /** The NAME of the secret holding the registry password, never the password. */
+    ansible_aci_acr_password_secret: text().optional(),
+    azure_subscription_id: text().optional(),
+    azure_resource_group: text().optional(),
+    azure_location: text().optional(),
+
+    // Cloud Run plumbing.
+    gcp_project_id: text().optional(),
+    gcp_region: text().optional(),
+    gcp_ansible_cloud_run_region: text().optional(),
+    gcp_ansible_vpc_connector: text().optional(),
+
+    // Cloud VM SSH keys, by secret name.
+    ansible_ssh_key_sm_name: text().optional(),
+    gcp_ssh_key_secret_name: text().optional(),
+    /** Legacy AWS fallback: a Password Safe secret title. */
+    ansible_ssh_key_secret: text().default('AWS_KEY'),
+
+    local_storage_path: text().default('examples/playbooks'),
+    local_executor: z.enum(['auto', 'process', 'docker']).default('auto'),
+    // The seeds' WORKER_REPLICAS: the ceiling on how many hosts a batch touches at once.
+    relay_concurrency: z.int().min(1).max(64).default(3),
+    default_timeout_seconds: z.int().min(1).max(86_400).default(3600),
+    // 7 days: Cloud Run's task timeout ceiling, the tightest of the backends.
+    max_timeout_seconds: z.int().min(1).max(604_800).default(86_400),
+    // SQS accepts a maxReceiveCount of 1..1000.
+    dispatch_max_receive_count: z.int().min(1).max(1000).default(5),
+
+    portainer_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    /** The NAME of the secret holding the API token, never the token. */
+    portainer_api_token_secret: text().optional(),
+    portainer_allowed_source_cidrs: list(z.string()).pipe(z.array(cidr)).optional(),
+  })
+  .superRefine((s, ctx) => {
+    if (s.default_timeout_seconds > s.max_timeout_seconds) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['default_timeout_seconds'],
+        message: `must not exceed max_timeout_seconds (${s.max_timeout_seconds})`,
+      });
+    }
+  });
+
+export type Settings = z.infer<typeof SettingsSchema>;
+export type SettingKey = keyof Settings;
+export const SETTING_KEYS = Object.keys(SettingsSchema.shape) as readonly SettingKey[];
+
+/**
+ * Environment variables are strings; the schema stays strict for files (a quoted
+ * `"3"` in YAML is a mistake worth reporting), so coercion happens here, driven by
+ * the schema's own input types rather than a hand-kept list that could drift.
+ */
+const INPUT_TYPES: Readonly<Record<string, unknown>> = (() => {
+  const props = z.toJSONSchema(SettingsSchema, { io: 'input' }).properties ?? {};
+  return Object.fromEntries(
+    Object.entries(props).map(([key, prop]) => [key, typeof prop === 'object' ? prop.type : undefined]),
+  );
+})();
+
+const TRUE = new Set(['true', '1', 'yes', 'on']);
+const FALSE = new Set(['false', '0', 'no', 'off']);
+
+function coerceEnv(key: string, raw: string): unknown {
+  const value = raw.trim();
+  switch (INPUT_TYPES[key]) {
+    case 'integer':
+    case 'number':
+      // Anything that is not plainly a number stays a string so zod reports it as one.
+      return /^[+-]?\d+(\.\d+)?$/.test(value) ? Number(value) : raw;
+    case 'boolean': {
+      const lower = value.toLowerCase();
+      if (TRUE.has(lower)) return true;
+      if (FALSE.has(lower)) return false;
+      return raw;
+    }
+    default:
+      return raw;
+  }
+}
+
+type Source =
+  | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'env'; readonly name: string };
+
+const describeSource = (source: Source | undefined): string =>
+  source === undefined
+    ? 'default value'
+    : source.kind === 'env'
+      ? `from env ${source.name}`
+      : `from ${source.path}`;
+
+const CONFIG_ENV = 'REMOTE_WORKER_CONFIG';
+
+export interface LoadSettingsOptions {
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Injected so tests and bundlers can replace the file system; must throw ENOENT for a missing file. */
+  readonly readFile?: (path: string) => string;
+}
+
+const isMissingFile = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
+
+function readConfigFile(path: string, readFile: (path: string) => string): Record<string, unknown> {
+  const fail = (message: string): never => {
+    throw new SettingsInvalidError([{ path: CONFIG_ENV, message }]);
+  };
+  let content: string;
+  try {
+    content = readFile(path);
+  } catch (error) {
+    return fail(
+      isMissingFile(error)
+        ? `settings file ${path} does not exist`
+        : `cannot read settings file ${path}: ${(error as Error).message}`,
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = /\.ya?ml$/i.test(path) ? parseYaml(content) : JSON.parse(content);
+  } catch (error) {
+    return fail(
+      `settings file ${path} is not valid ${/\.ya?ml$/i.test(path) ? 'YAML' : 'JSON'}: ${(error as Error).message}`,
+    );
+  }
+  // An empty YAML document is an empty settings file, not an error.
+  if (parsed === null || parsed === undefined) return {};
+  if (typeof parsed !== 'object' || Array.isArray(parsed)) {
+    return fail(`settings file ${path} must hold an object of settings`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * Read settings once at cold start: the file named by REMOTE_WORKER_CONFIG (JSON,
+ * or YAML for .yaml/.yml), then one environment variable per key, upper-cased.
+ * Throws one SettingsInvalidError listing every problem, each naming its key and
+ * where the bad value came from.
+ *
+ * @example
+ * const settings = loadSettings(); // ANSIBLE_RUNNER_AWS=ecs overrides ansible_runner_aws from the file
+ */
+export function loadSettings(options: LoadSettingsOptions = {}): Settings {
+  const env = options.env ?? process.env;
+  const readFile = options.readFile ?? ((path: string) => readFileSync(path, 'utf8'));
+
+  const raw: Record<string, unknown> = {};
+  const sources = new Map<string, Source>();
+
+  const configPath = env[CONFIG_ENV];
+  if (configPath !== undefined && configPath !== '') {
+    for (const [key, value] of Object.entries(readConfigFile(configPath, readFile))) {
+      // A YAML key left blank (`ansible_ecs_cluster:`) means "unset", as an empty env var does.
+      if (value === null) continue;
+      raw[key] = value;
+      sources.set(key, { kind: 'file', path: configPath });
+    }
+  }
+
+  for (const key of SETTING_KEYS) {
+    const name = key.toUpperCase();
+    const value = env[name];
+    // An empty variable counts as unset so `FOO=` in a compose file does not clobber the file.
+    if (value === undefined || value === '') continue;
+    raw[key] = coerceEnv(key, value);
+    sources.set(key, { kind: 'env', name });
+  }
+
+  const result = SettingsSchema.safeParse(raw);
+  if (result.success) return result.data;
+
+  const problems: FieldError[] = [];
+  for (const issue of result.error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        const hint = closestKey(key);
+        problems.push({
+          path: key,
+          message: `unknown setting (${describeSource(sources.get(key))})${hint === undefined ? '' : `; did you mean ${hint}?`}`,
+        });
+      }
+      continue;
+    }
+    const [key, ...rest] = issue.path;
+    const path = [key, ...rest].filter((p) => p !== undefined).join('.');
+    problems.push({
+      path: path === '' ? '(root)' : path,
+      message: `${issue.message} (${describeSource(typeof key === 'string' ? sources.get(key) : undefined)})`,
+    });
+  }
+  throw new SettingsInvalidError(problems);
+}
+
+/** A typo is usually one or two edits away from a real key; offer it. */
+function closestKey(unknown: string): SettingKey | undefined {
+  let best: SettingKey | undefined;
+  let bestDistance = 3;
+  for (const key of SETTING_KEYS) {
+    const d = editDistance(unknown.toLowerCase(), key);
+    if (d < bestDistance) {
+      best = key;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution);
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}

@@ -1,0 +1,129 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { z } from 'zod';
+import {
+  DomainError,
+  type FieldError,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from '../domain/errors.ts';
+import { problemResponse } from './problem.ts';
+
+export type HttpEvent = APIGatewayProxyEventV2;
+export type HttpResult = APIGatewayProxyStructuredResultV2;
+export type HttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
+
+/** Who is calling: resolves to a principal name or throws UnauthorizedError. */
+export type Authenticator = (event: HttpEvent) => Promise<string>;
+
+export interface HttpDeps {
+  readonly authenticate: Authenticator;
+  readonly logger: Logger;
+}
+
+/** JSON bodies above this are refused before parsing (API Gateway allows 10 MB; nothing here needs it). */
+export const MAX_BODY_BYTES = 256 * 1024;
+
+export interface Request<B, Q, P> {
+  readonly body: B;
+  readonly query: Q;
+  readonly params: P;
+  readonly principal: string;
+  readonly headers: Readonly<Record<string, string | undefined>>;
+}
+
+export interface Route<B, Q, P> {
+  readonly body?: z.ZodType<B>;
+  readonly query?: z.ZodType<Q>;
+  readonly params?: z.ZodType<P>;
+  /** Skip authentication (liveness only). */
+  readonly public?: boolean;
+  handle(request: Request<B, Q, P>): Promise<HttpResult>;
+}
+
+export const json = (
+  statusCode: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): HttpResult => ({
+  statusCode,
+  headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
+  body: JSON.stringify(body),
+});
+
+export function fieldErrors(error: z.ZodError, prefix: string): FieldError[] {
+  return error.issues.map((issue) => ({
+    path: [prefix, ...issue.path.map(String)].filter((p) => p !== '').join('.'),
+    message: issue.message,
+  }));
+}
+
+function validate<T>(schema: z.ZodType<T> | undefined, value: unknown, where: string): T {
+  if (schema === undefined) return undefined as T;
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    throw new ValidationError(`The ${where} is not valid`, fieldErrors(parsed.error, where));
+  }
+  return parsed.data;
+}
+
+function readBody(event: HttpEvent): unknown {
+  if (event.body === undefined || event.body === '') return undefined;
+  const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
+  if (raw.byteLength > MAX_BODY_BYTES) {
+    throw new PayloadTooLargeError(`The body is ${raw.byteLength} bytes; the limit is ${MAX_BODY_BYTES}`);
+  }
+  const type = (event.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  if (type !== 'application/json' && !type.endsWith('+json')) {
+    throw new UnsupportedMediaTypeError(
+      `Send the body as application/json (got ${type || 'no content type'})`,
+    );
+  }
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch (error) {
+    throw new ValidationError(`The body is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** Errors become problem+json; the log gets details the client must not see. */
+const problemJson = (logger: Logger): MiddlewareObj<HttpEvent, HttpResult> => ({
+  onError: async (request) => {
+    const error = request.error;
+    if (error instanceof DomainError) {
+      logger.info('request refused', { code: error.code, path: request.event.rawPath });
+    } else {
+      logger.error('request failed', { path: request.event.rawPath, error: error as Error });
+    }
+    request.response = problemResponse(error, request.event.rawPath);
+  },
+});
+
+/**
+ * Build a Lambda handler (API Gateway HTTP API, payload v2) for one route:
+ * authenticate → parse and validate body, query and path → domain call →
+ * JSON answer. The same handler object serves local mode over HTTP.
+ *
+ * @example
+ * export const getRun = (deps) => httpHandler(deps, { params: z.object({ id }), handle: async ({ params }) => json(200, …) });
+ */
+export function httpHandler<B = undefined, Q = undefined, P = undefined>(
+  deps: HttpDeps,
+  route: Route<B, Q, P>,
+): HttpHandler {
+  return middy<HttpEvent, HttpResult>()
+    .use(problemJson(deps.logger))
+    .handler(async (event) => {
+      const principal = route.public ? 'anonymous' : await deps.authenticate(event);
+      const bodyValue = readBody(event);
+      if (route.body === undefined && bodyValue !== undefined) {
+        throw new ValidationError('This route takes no request body');
+      }
+      const body = validate(route.body, bodyValue, 'body');
+      const query = validate(route.query, event.queryStringParameters ?? {}, 'query');
+      const params = validate(route.params, event.pathParameters ?? {}, 'path');
+      return route.handle({ body, query, params, principal, headers: event.headers });
+    }) as unknown as HttpHandler;
+}

@@ -1,0 +1,47 @@
+import { createHash } from 'node:crypto';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { DockerExecutor, dockerAvailable } from '../adapters/relay/docker-executor.ts';
+import { ProcessExecutor } from '../adapters/relay/process-executor.ts';
+import type { Settings } from '../config/settings.ts';
+import type { Executor } from '../ports/executor.ts';
+
+function onPath(command: string, path = process.env.PATH ?? ''): boolean {
+  return path.split(delimiter).some((dir) => {
+    try {
+      accessSync(join(dir, command), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+export interface ExecutorChoice {
+  readonly executor?: Executor;
+  /** Why there is none: relay runs are refused with this. */
+  readonly reason?: string;
+}
+
+/**
+ * `auto`: a sibling container when a Docker engine answers, else ansible-playbook
+ * on this host. The executor id is derived from the data directory so two local
+ * instances on one host never reap each other's tasks.
+ */
+export async function chooseExecutor(
+  mode: Settings['local_executor'],
+  options: { readonly dataDir: string; readonly assetRoot: string },
+): Promise<ExecutorChoice> {
+  const executorId = `local-${createHash('sha256').update(options.dataDir).digest('hex').slice(0, 12)}`;
+  if (mode !== 'process') {
+    if (await dockerAvailable()) return { executor: new DockerExecutor({ assetRoot: options.assetRoot }) };
+    if (mode === 'docker') return { reason: 'LOCAL_EXECUTOR is docker but no Docker engine answers' };
+  }
+  if (!onPath('ansible-playbook')) {
+    return {
+      reason:
+        'no Docker engine answers and ansible-playbook is not on PATH (Debian: apt-get install ansible-core)',
+    };
+  }
+  return { executor: new ProcessExecutor({ executorId }) };
+}

@@ -1,0 +1,195 @@
+import { mkdir } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { API_ROUTES } from '../../functions/api/routes.ts';
+import { makeDispatchRuns } from '../../functions/dispatcher/dispatch-runs.ts';
+import { makeSettleDeadLetters } from '../../functions/dispatcher/settle-dead-letters.ts';
+import { RelayAgent } from '../../runners/relay/agent.ts';
+import { LocalAssetStore } from '../adapters/local/asset-store.ts';
+import { FileSecretSource } from '../adapters/local/secret-source.ts';
+import { RelayLauncher } from '../adapters/relay/relay-launcher.ts';
+import { openDatabase } from '../adapters/sqlite/database.ts';
+import { SqliteLogStore } from '../adapters/sqlite/log-store.ts';
+import { SqliteRunStore } from '../adapters/sqlite/run-store.ts';
+import { SqliteWorkQueue } from '../adapters/sqlite/work-queue.ts';
+import type { AppDeps } from '../app/deps.ts';
+import { reconcileRuns } from '../app/reconcile.ts';
+import { loadSettings } from '../config/settings.ts';
+import type { HttpHandler } from '../http/handler.ts';
+import { newId } from '../ids.ts';
+import type { Clock } from '../ports/clock.ts';
+import { systemClock } from '../ports/clock.ts';
+import type { Executor } from '../ports/executor.ts';
+import { bearerAuthenticator, ensureToken } from './auth-token.ts';
+import { chooseExecutor } from './executor-choice.ts';
+import { createApiServer } from './http-server.ts';
+import { QueuePump } from './queue-pump.ts';
+
+export interface LocalModeOptions {
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Directory relative paths (data dir, storage root) are resolved against. */
+  readonly cwd?: string;
+  readonly clock?: Clock;
+  /** Replace the executor choice (tests, benchmarks). */
+  readonly executor?: Executor;
+  /** How often the reconciler sweeps (default 15 s). */
+  readonly reconcileEverySeconds?: number;
+}
+
+export interface LocalMode {
+  readonly url: string;
+  readonly token: string;
+  /** True when the token was made now: print it once. */
+  readonly tokenCreated: boolean;
+  readonly dataDir: string;
+  readonly executorName: string | undefined;
+  readonly logger: Logger;
+  close(options?: { drainMs?: number }): Promise<void>;
+}
+
+/**
+ * Local mode: the production handlers over HTTP, the dispatcher fed from a
+ * SQLite queue, and the relay in-process — one SQLite file for runs, queues
+ * and logs under REMOTE_WORKER_DATA_DIR. A restart, even after `kill -9`,
+ * picks up every accepted run: queued messages survive in the file, in-flight
+ * ones are released at once, and the relay adopts the tasks it left running.
+ *
+ * @example
+ * const local = await startLocalMode({ env: process.env });
+ * console.log(local.url, local.token);
+ */
+export async function startLocalMode(options: LocalModeOptions = {}): Promise<LocalMode> {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const clock = options.clock ?? systemClock;
+  const settings = loadSettings({ env });
+  const logger = new Logger({
+    serviceName: 'remote-worker',
+    logLevel: (env.LOG_LEVEL ?? 'INFO').toUpperCase() as 'INFO',
+  });
+
+  const dataDir = resolve(cwd, env.REMOTE_WORKER_DATA_DIR || '.remote-worker');
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const { token, created } = await ensureToken(dataDir, env.REMOTE_WORKER_TOKEN);
+
+  const db = openDatabase(join(dataDir, 'remote-worker.db'));
+  const store = new SqliteRunStore({ db, clock });
+  const logs = new SqliteLogStore({ db, clock });
+  const dispatchDlq = new SqliteWorkQueue({ db, name: 'dispatch-dlq', visibilityTimeoutSeconds: 30, clock });
+  const dispatchQueue = new SqliteWorkQueue({
+    db,
+    name: 'dispatch',
+    visibilityTimeoutSeconds: 30,
+    maxReceiveCount: settings.dispatch_max_receive_count,
+    deadLetter: dispatchDlq,
+    clock,
+  });
+  const relayDlq = new SqliteWorkQueue({ db, name: 'relay-dlq', visibilityTimeoutSeconds: 30, clock });
+  const relayQueue = new SqliteWorkQueue({
+    db,
+    name: 'relay',
+    visibilityTimeoutSeconds: 60,
+    maxReceiveCount: 100,
+    deadLetter: relayDlq,
+    clock,
+  });
+  // Local mode is the only consumer of these queues: nothing is in flight across a restart.
+  for (const q of [dispatchQueue, dispatchDlq, relayQueue, relayDlq]) q.releaseInFlight();
+
+  const assets = new LocalAssetStore({ root: resolve(cwd, settings.local_storage_path) });
+  const secrets = new FileSecretSource({ dataDir });
+  const choice = options.executor
+    ? { executor: options.executor }
+    : await chooseExecutor(settings.local_executor, {
+        dataDir,
+        assetRoot: resolve(cwd, settings.local_storage_path),
+      });
+
+  const deps: AppDeps = {
+    store,
+    dispatchQueue,
+    logs,
+    assets,
+    settings,
+    launchers: choice.executor === undefined ? {} : { local: new RelayLauncher(relayQueue, logs) },
+    relay:
+      choice.executor === undefined
+        ? { available: false, reason: choice.reason ?? 'no executor is available' }
+        : { available: true },
+    clock,
+    newId: () => newId(clock.nowMs()),
+    logger,
+  };
+  const apiDeps = { ...deps, authenticate: bearerAuthenticator(token), logger };
+  const handlers: Record<string, HttpHandler> = {};
+  for (const [key, make] of Object.entries(API_ROUTES)) handlers[key] = make(apiDeps);
+
+  const server = createApiServer(handlers);
+  const host = env.HOST || '127.0.0.1';
+  const port = Number(env.PORT || 8080);
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen(port, host, () => ok());
+  });
+  const address = server.address() as AddressInfo;
+  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+
+  const pumps = [
+    new QueuePump(
+      dispatchQueue,
+      makeDispatchRuns({ ...deps, ownerId: `local-dispatcher:${process.pid}` }),
+      logger,
+    ),
+    new QueuePump(dispatchDlq, makeSettleDeadLetters(deps), logger),
+    new QueuePump(relayDlq, makeSettleDeadLetters(deps), logger),
+  ];
+  for (const pump of pumps) pump.start();
+
+  let relay: RelayAgent | undefined;
+  if (choice.executor !== undefined) {
+    relay = new RelayAgent({
+      id: 'local',
+      store,
+      queue: relayQueue,
+      logs,
+      executor: choice.executor,
+      secrets,
+      assets,
+      clock,
+      logger,
+      workRoot: join(dataDir, 'work'),
+      concurrency: settings.relay_concurrency,
+      pollWaitSeconds: 1,
+    });
+    await relay.start();
+  }
+
+  const reconcile = () =>
+    reconcileRuns(deps, { requeueAfterSeconds: 60, deadlineGraceSeconds: 60 }).catch((error: unknown) =>
+      logger.error('reconcile failed', { error: error as Error }),
+    );
+  const reconcileTimer = setInterval(reconcile, (options.reconcileEverySeconds ?? 15) * 1000);
+  reconcileTimer.unref();
+
+  logger.info('local mode started', { url, dataDir, executor: choice.executor?.name ?? 'none' });
+
+  return {
+    url,
+    token,
+    tokenCreated: created,
+    dataDir,
+    executorName: choice.executor?.name,
+    logger,
+    async close({ drainMs = 10_000 } = {}) {
+      clearInterval(reconcileTimer);
+      await new Promise<void>((ok) => {
+        server.close(() => ok());
+        server.closeAllConnections();
+      });
+      await Promise.all(pumps.map((p) => p.stop()));
+      await relay?.stop(drainMs);
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import type { Run, Runner } from '../domain/run.ts';
+import type { LogPage } from './log-store.ts';
+
+/**
+ * Starts one run on one backend (Prefect's worker shape). `launch` must be
+ * idempotent for the same run and attempt: on redelivery it adopts what an
+ * earlier call created instead of starting a second task.
+ *
+ * @example
+ * const handle = await launchers.ecs.launch({ run, image });
+ * const status = await launchers.ecs.status(handle);
+ */
+export interface LaunchRequest {
+  readonly run: Run;
+  readonly image: string;
+}
+
+export type BackendStatus =
+  | { readonly state: 'pending' | 'running' }
+  | { readonly state: 'exited'; readonly exitCode?: number; readonly reason?: string }
+  /** The backend does not report status to the dispatcher (the relay writes the run itself). */
+  | { readonly state: 'self_reporting' }
+  | { readonly state: 'missing'; readonly reason: string };
+
+export interface Launcher {
+  readonly backend: Runner;
+  /** Returns the opaque handle to store on the run (`relay:<queue>`, `ecs:<cluster>/<taskArn>` …). */
+  launch(request: LaunchRequest): Promise<string>;
+  status(handle: string, run: Run): Promise<BackendStatus>;
+  logs(handle: string, run: Run, cursor?: string): Promise<LogPage>;
+  /** Ask the backend to stop the task, giving it `graceSeconds` to exit cleanly. */
+  cancel(handle: string, run: Run, graceSeconds: number): Promise<void>;
+  /** Remove whatever the run left behind on the backend. */
+  cleanup(handle: string, run: Run): Promise<void>;
+}
+
+export type Launchers = Partial<Record<Runner, Launcher>>;

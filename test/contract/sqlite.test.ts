@@ -1,0 +1,407 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
+import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
+import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
+import { SqliteWorkQueue } from '../../shared/adapters/sqlite/work-queue.ts';
+import { ValidationError } from '../../shared/domain/errors.ts';
+import { newRun, type Run, transition } from '../../shared/domain/run.ts';
+import type { Clock } from '../../shared/ports/clock.ts';
+import { logStoreContract } from './log-store.contract.ts';
+import { runStoreContract } from './run-store.contract.ts';
+import { workQueueContract } from './work-queue.contract.ts';
+
+const tempRoot = mkdtempSync(join(tmpdir(), 'rw-sqlite-'));
+afterAll(() => rmSync(tempRoot, { recursive: true, force: true }));
+
+let fileCount = 0;
+function tempDbPath(): string {
+  fileCount += 1;
+  return join(tempRoot, `db-${fileCount}.sqlite`);
+}
+
+/** Each fixture gets its own file, so a failed test cannot leak rows into the next. */
+function fileDb(): SqliteDatabase {
+  return openDatabase(tempDbPath());
+}
+const memoryDb = (): SqliteDatabase => openDatabase(':memory:');
+
+for (const [kind, open] of [
+  ['file', fileDb],
+  ['memory', memoryDb],
+] as const) {
+  runStoreContract(`sqlite (${kind})`, async () => {
+    const db = open();
+    return { store: new SqliteRunStore({ db }), cleanup: async () => void db.close() };
+  });
+  logStoreContract(`sqlite (${kind})`, async () => {
+    const db = open();
+    return { store: new SqliteLogStore({ db }), cleanup: async () => void db.close() };
+  });
+}
+
+// Timing-bound (tens of seconds), so only against a real file, the mode local mode uses.
+workQueueContract('sqlite (file)', async ({ visibilityTimeoutSeconds, maxReceiveCount }) => {
+  const db = fileDb();
+  const deadLetter = new SqliteWorkQueue({ db, name: 'dispatch-dlq', visibilityTimeoutSeconds: 30 });
+  const queue = new SqliteWorkQueue({
+    db,
+    name: 'dispatch',
+    visibilityTimeoutSeconds,
+    maxReceiveCount,
+    deadLetter,
+  });
+  return { queue, deadLetter, cleanup: async () => void db.close() };
+});
+
+class FakeClock implements Clock {
+  constructor(public ms = Date.UTC(2026, 0, 1)) {}
+  now(): string {
+    return new Date(this.ms).toISOString();
+  }
+  nowMs(): number {
+    return this.ms;
+  }
+  advance(seconds: number): void {
+    this.ms += seconds * 1000;
+  }
+}
+
+const aRun = (id: string): Run =>
+  newRun(
+    { id, kind: 'vm', asset: 'site.yml', requestedBy: 'test', timeoutSeconds: 60 },
+    '2026-01-01T00:00:00.000Z',
+  );
+
+describe('openDatabase', () => {
+  it('uses WAL, synchronous=FULL and a busy timeout, at the latest schema version', () => {
+    const db = fileDb();
+    try {
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.pragma('synchronous', { simple: true })).toBe(2);
+      expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
+      expect(db.pragma('user_version', { simple: true })).toBe(1);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('creates the file readable by its owner only', () => {
+    const path = tempDbPath();
+    openDatabase(path).close();
+
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+
+  it('keeps data across a reopen and migrates only once', async () => {
+    const path = tempDbPath();
+    const first = openDatabase(path);
+    await new SqliteRunStore({ db: first }).createRun(aRun('01RUN0000000000000000000A1'));
+    first.close();
+
+    const second = openDatabase(path);
+    try {
+      expect(await new SqliteRunStore({ db: second }).getRun('01RUN0000000000000000000A1')).toBeDefined();
+    } finally {
+      second.close();
+    }
+  });
+
+  it('refuses a database written by a newer schema', () => {
+    const path = tempDbPath();
+    const raw = new Database(path);
+    raw.pragma('user_version = 99');
+    raw.close();
+
+    expect(() => openDatabase(path)).toThrow(/schema version 99, newer than this build knows \(1\)/);
+  });
+
+  it('loses no accepted run when the process is killed with SIGKILL right after the write', async () => {
+    const path = tempDbPath();
+    const child = join(tempRoot, 'kill-child.mts'); // .mts: no package.json up here says ESM, and it awaits at top level
+    const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
+    writeFileSync(
+      child,
+      `import { openDatabase } from ${JSON.stringify(here('../../shared/adapters/sqlite/database.ts'))};
+import { SqliteRunStore } from ${JSON.stringify(here('../../shared/adapters/sqlite/run-store.ts'))};
+import { newRun } from ${JSON.stringify(here('../../shared/domain/run.ts'))};
+const store = new SqliteRunStore({ db: openDatabase(process.argv[2]) });
+await store.createRun(newRun({ id: '01KILL000000000000000000K1', kind: 'vm', asset: 'a.yml', requestedBy: 't', timeoutSeconds: 60 }, new Date().toISOString()));
+process.kill(process.pid, 'SIGKILL');
+`,
+    );
+
+    const result = spawnSync(process.execPath, ['--import', 'tsx', child, path], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+
+    expect(result.stderr).not.toMatch(/Error/);
+    expect(result.signal).toBe('SIGKILL');
+    const db = openDatabase(path);
+    try {
+      expect((await new SqliteRunStore({ db }).getRun('01KILL000000000000000000K1'))?.state).toBe('queued');
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('SqliteRunStore', () => {
+  let db: SqliteDatabase;
+  beforeEach(() => {
+    db = memoryDb();
+  });
+  afterEach(() => db.close());
+
+  it('refuses a write that does not raise the version', async () => {
+    const store = new SqliteRunStore({ db });
+    const { run } = await store.createRun(aRun('01RUN0000000000000000000B1'));
+
+    await expect(store.updateRun({ ...run, state: 'dispatching' }, run.version)).rejects.toBeInstanceOf(
+      ValidationError,
+    );
+  });
+
+  it('forgets an idempotency key after its time to live', async () => {
+    const clock = new FakeClock();
+    const store = new SqliteRunStore({ db, clock, idempotencyTtlSeconds: 60 });
+    await store.createRun(aRun('01RUN0000000000000000000C1'), { idempotencyKey: 'k', fingerprint: 'f1' });
+
+    clock.advance(61);
+    const again = await store.createRun(aRun('01RUN0000000000000000000C2'), {
+      idempotencyKey: 'k',
+      fingerprint: 'f2',
+    });
+
+    expect(again.created).toBe(true);
+    expect(again.run.id).toBe('01RUN0000000000000000000C2');
+  });
+
+  it('refuses an idempotency key without a fingerprint', async () => {
+    const store = new SqliteRunStore({ db });
+
+    await expect(
+      store.createRun(aRun('01RUN0000000000000000000D1'), { idempotencyKey: 'k' }),
+    ).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it('refuses page limits outside 1..100 and a non-positive active limit', async () => {
+    const store = new SqliteRunStore({ db });
+
+    await expect(store.listRuns({ limit: 0 })).rejects.toBeInstanceOf(ValidationError);
+    await expect(store.listRuns({ limit: 101 })).rejects.toBeInstanceOf(ValidationError);
+    await expect(store.listActiveRuns(-1)).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it('sees a write made through another connection to the same file', async () => {
+    const path = tempDbPath();
+    const a = openDatabase(path);
+    const b = openDatabase(path);
+    try {
+      const storeA = new SqliteRunStore({ db: a });
+      const storeB = new SqliteRunStore({ db: b });
+      const { run } = await storeA.createRun(aRun('01RUN0000000000000000000E1'));
+      await storeB.updateRun(transition(run, 'dispatching', run.createdAt), run.version);
+
+      await expect(
+        storeA.updateRun(transition(run, 'cancelled', run.createdAt), run.version),
+      ).rejects.toThrow(/expected version 1, found version 2/);
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+});
+
+describe('SqliteWorkQueue', () => {
+  let db: SqliteDatabase;
+  let clock: FakeClock;
+  beforeEach(() => {
+    db = memoryDb();
+    clock = new FakeClock();
+  });
+  afterEach(() => db.close());
+
+  const make = (options: { maxReceiveCount?: number } = {}) => {
+    const deadLetter = new SqliteWorkQueue({ db, name: 'dlq', visibilityTimeoutSeconds: 30, clock });
+    const queue =
+      options.maxReceiveCount === undefined
+        ? new SqliteWorkQueue({ db, name: 'q', visibilityTimeoutSeconds: 30, clock })
+        : new SqliteWorkQueue({
+            db,
+            name: 'q',
+            visibilityTimeoutSeconds: 30,
+            maxReceiveCount: options.maxReceiveCount,
+            deadLetter,
+            clock,
+          });
+    return { queue, deadLetter };
+  };
+
+  it('delivers in send order, and a redelivered message after those already visible', async () => {
+    const { queue } = make();
+    for (const body of ['a', 'b', 'c']) await queue.send(body);
+    const [a] = await queue.receive({ max: 1 });
+    clock.advance(1);
+    await queue.changeVisibility(a?.receiptHandle ?? '', 0);
+
+    const rest = await queue.receive({ max: 10 });
+
+    expect(rest.map((m) => m.body)).toEqual(['b', 'c', 'a']);
+  });
+
+  it('follows its clock for visibility and delay', async () => {
+    const { queue } = make();
+    await queue.send('now');
+    await queue.send('delayed', { delaySeconds: 60 });
+    expect((await queue.receive({ max: 10 })).map((m) => m.body)).toEqual(['now']);
+
+    clock.advance(30);
+    const again = await queue.receive({ max: 10, visibilityTimeoutSeconds: 120 });
+    expect(again.map((m) => [m.body, m.receiveCount])).toEqual([['now', 2]]);
+    clock.advance(30);
+    expect((await queue.receive({ max: 10 })).map((m) => m.body)).toEqual(['delayed']);
+  });
+
+  it('reports depth and releases every in-flight message at once', async () => {
+    const { queue } = make();
+    await queue.sendBatch(['1', '2', '3']);
+    await queue.send('later', { delaySeconds: 120 });
+    const held = await queue.receive({ max: 2 });
+    expect(queue.depth()).toEqual({ visible: 1, inFlight: 2, delayed: 1 });
+
+    expect(queue.releaseInFlight()).toBe(2);
+
+    expect(queue.depth()).toEqual({ visible: 3, inFlight: 0, delayed: 1 });
+    await queue.delete(held[0]?.receiptHandle ?? '');
+    const again = await queue.receive({ max: 10 });
+    expect(again.map((m) => [m.body, m.receiveCount])).toEqual([
+      ['1', 2],
+      ['2', 2],
+      ['3', 1],
+    ]);
+  });
+
+  it('dead-letters with a fresh receive count and leaves the source queue empty', async () => {
+    const { queue, deadLetter } = make({ maxReceiveCount: 1 });
+    const id = await queue.send('poison');
+    await queue.receive({ max: 1 });
+    clock.advance(31);
+
+    expect(await queue.receive({ max: 10 })).toEqual([]);
+    expect(queue.depth()).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
+    expect(await deadLetter.receive({ max: 10 })).toMatchObject([{ id, body: 'poison', receiveCount: 1 }]);
+  });
+
+  it('delivers messages behind a dead-lettered one in the same receive', async () => {
+    const { queue, deadLetter } = make({ maxReceiveCount: 1 });
+    await queue.send('poison');
+    await queue.receive({ max: 1 });
+    clock.advance(31);
+    await queue.send('good');
+
+    expect((await queue.receive({ max: 1 })).map((m) => m.body)).toEqual(['good']);
+    expect(deadLetter.depth().visible).toBe(1);
+  });
+
+  it('wakes a long poll on another connection to the same file', async () => {
+    const path = tempDbPath();
+    const a = openDatabase(path);
+    const b = openDatabase(path);
+    try {
+      const receiver = new SqliteWorkQueue({ db: a, name: 'shared', visibilityTimeoutSeconds: 30 });
+      const sender = new SqliteWorkQueue({ db: b, name: 'shared', visibilityTimeoutSeconds: 30 });
+      const polling = receiver.receive({ max: 1, waitSeconds: 10 });
+
+      await sender.send('across');
+
+      expect((await polling).map((m) => m.body)).toEqual(['across']);
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+
+  it('refuses a dead-letter queue without a receive count, or in another database', () => {
+    const other = memoryDb();
+    try {
+      const elsewhere = new SqliteWorkQueue({ db: other, name: 'dlq', visibilityTimeoutSeconds: 30 });
+      expect(
+        () => new SqliteWorkQueue({ db, name: 'q', visibilityTimeoutSeconds: 30, deadLetter: elsewhere }),
+      ).toThrow(ValidationError);
+      expect(
+        () =>
+          new SqliteWorkQueue({
+            db,
+            name: 'q',
+            visibilityTimeoutSeconds: 30,
+            maxReceiveCount: 3,
+            deadLetter: elsewhere,
+          }),
+      ).toThrow(/same database/);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('refuses an empty body and a delay over 900 s', async () => {
+    const { queue } = make();
+
+    await expect(queue.send('')).rejects.toBeInstanceOf(ValidationError);
+    await expect(queue.send('x', { delaySeconds: 901 })).rejects.toBeInstanceOf(ValidationError);
+    expect(queue.depth()).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
+  });
+
+  it('ignores a visibility change through a stale receipt handle', async () => {
+    const { queue } = make();
+    await queue.send('x');
+    const [first] = await queue.receive({ max: 1 });
+    await queue.changeVisibility(first?.receiptHandle ?? '', 0);
+    const [second] = await queue.receive({ max: 1 });
+
+    await queue.changeVisibility(first?.receiptHandle ?? '', 0);
+
+    expect(second?.receiveCount).toBe(2);
+    expect(await queue.receive({ max: 1 })).toEqual([]);
+  });
+});
+
+describe('SqliteLogStore', () => {
+  it('caps a page at 5000 lines and refuses a limit below 1', async () => {
+    const db = memoryDb();
+    try {
+      const logs = new SqliteLogStore({ db });
+      await logs.append(
+        'r',
+        Array.from({ length: 5001 }, (_, i) => ({ stream: 'stdout' as const, text: `${i}` })),
+      );
+
+      expect((await logs.read('r', { limit: 10_000 })).lines).toHaveLength(5000);
+      await expect(logs.read('r', { limit: 0 })).rejects.toBeInstanceOf(ValidationError);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('numbers lines per run from 1', async () => {
+    const db = memoryDb();
+    try {
+      const logs = new SqliteLogStore({ db });
+      await logs.append('a', [{ stream: 'stdout', text: 'x' }]);
+      await logs.append('b', [{ stream: 'stdout', text: 'y' }]);
+      await logs.append('a', [{ stream: 'stdout', text: 'z' }]);
+
+      expect((await logs.read('a')).lines.map((l) => l.seq)).toEqual([1, 2]);
+      expect((await logs.read('b')).lines.map((l) => l.seq)).toEqual([1]);
+    } finally {
+      db.close();
+    }
+  });
+});

@@ -1,0 +1,362 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import {
+  loadSettings,
+  SETTING_KEYS,
+  type Settings,
+  SettingsSchema,
+} from '../../../shared/config/settings.ts';
+import { SettingsInvalidError } from '../../../shared/domain/errors.ts';
+import { type RunnerSettings, resolveRunner } from '../../../shared/domain/runner-resolution.ts';
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'rw-settings-'));
+});
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const writeConfig = (name: string, content: string): string => {
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
+};
+
+/** Run the loader and hand back its error, failing the test when it does not throw one. */
+const loadError = (options: Parameters<typeof loadSettings>[0]): SettingsInvalidError => {
+  try {
+    loadSettings(options);
+  } catch (error) {
+    if (error instanceof SettingsInvalidError) return error;
+    throw error;
+  }
+  throw new Error('expected loadSettings to throw SettingsInvalidError');
+};
+
+describe('loadSettings', () => {
+  it('gives the documented defaults with no file and no variables', () => {
+    const settings = loadSettings({ env: {} });
+
+    expect(settings).toEqual({
+      ansible_runner: 'local',
+      k8s_runner: 'local',
+      ansible_local_image: 'chrweav/ansible-winrm:latest',
+      ansible_cloud_image: 'chrweav/ansible-cloud',
+      k8s_runner_image: 'dtzar/helm-kubectl',
+      ansible_ecs_assign_public_ip: false,
+      ansible_ssh_key_secret: 'AWS_KEY',
+      local_storage_path: 'examples/playbooks',
+      local_executor: 'auto',
+      relay_concurrency: 3,
+      default_timeout_seconds: 3600,
+      max_timeout_seconds: 86_400,
+      dispatch_max_receive_count: 5,
+    });
+  });
+
+  it('reads a JSON settings file', () => {
+    const path = writeConfig(
+      'settings.json',
+      JSON.stringify({
+        ansible_runner_aws: 'ecs',
+        ansible_ecs_subnet_id: 'subnet-0123',
+        ansible_ecs_security_group_ids: ['sg-0123456789abcdef0'],
+        relay_concurrency: 8,
+      }),
+    );
+
+    const settings = loadSettings({ env: { REMOTE_WORKER_CONFIG: path } });
+
+    expect(settings).toMatchObject({
+      ansible_runner_aws: 'ecs',
+      ansible_ecs_subnet_id: 'subnet-0123',
+      ansible_ecs_security_group_ids: ['sg-0123456789abcdef0'],
+      relay_concurrency: 8,
+      ansible_runner: 'local',
+    });
+  });
+
+  it.each(['settings.yaml', 'settings.yml'])('reads a YAML settings file (%s)', (name) => {
+    const path = writeConfig(
+      name,
+      [
+        'k8s_runner_gcp: gcp',
+        'gcp_project_id: my-project',
+        'ansible_ecs_assign_public_ip: true',
+        'ansible_ecs_security_group_ids: sg-0123456789abcdef0, sg-89abcdef',
+        'portainer_allowed_source_cidrs:',
+        '  - 203.0.113.7/32',
+        '  - 2001:db8::/32',
+        '# left blank: means unset',
+        'ansible_ecs_cluster:',
+      ].join('\n'),
+    );
+
+    const settings = loadSettings({ env: { REMOTE_WORKER_CONFIG: path } });
+
+    expect(settings).toMatchObject({
+      k8s_runner_gcp: 'gcp',
+      gcp_project_id: 'my-project',
+      ansible_ecs_assign_public_ip: true,
+      ansible_ecs_security_group_ids: ['sg-0123456789abcdef0', 'sg-89abcdef'],
+      portainer_allowed_source_cidrs: ['203.0.113.7/32', '2001:db8::/32'],
+    });
+    expect(settings).not.toHaveProperty('ansible_ecs_cluster');
+  });
+
+  it('treats an empty YAML file as no settings', () => {
+    const path = writeConfig('empty.yaml', '# nothing yet\n');
+
+    expect(loadSettings({ env: { REMOTE_WORKER_CONFIG: path } })).toEqual(loadSettings({ env: {} }));
+  });
+
+  it('lets an upper-cased environment variable override the file, coercing numbers and booleans', () => {
+    const path = writeConfig(
+      'override.json',
+      JSON.stringify({ ansible_runner_aws: 'aci', relay_concurrency: 8, local_storage_path: '/srv/assets' }),
+    );
+
+    const settings = loadSettings({
+      env: {
+        REMOTE_WORKER_CONFIG: path,
+        ANSIBLE_RUNNER_AWS: 'ecs',
+        RELAY_CONCURRENCY: '12',
+        ANSIBLE_ECS_ASSIGN_PUBLIC_IP: 'true',
+        DEFAULT_TIMEOUT_SECONDS: '900',
+        ANSIBLE_ECS_SECURITY_GROUP_IDS: 'sg-0123456789abcdef0,sg-89abcdef',
+      },
+    });
+
+    expect(settings).toMatchObject({
+      ansible_runner_aws: 'ecs',
+      relay_concurrency: 12,
+      ansible_ecs_assign_public_ip: true,
+      default_timeout_seconds: 900,
+      ansible_ecs_security_group_ids: ['sg-0123456789abcdef0', 'sg-89abcdef'],
+      local_storage_path: '/srv/assets',
+    });
+  });
+
+  it('reads only the upper-cased name, not the key itself', () => {
+    const settings = loadSettings({ env: { ansible_runner: 'ecs' } });
+
+    expect(settings.ansible_runner).toBe('local');
+  });
+
+  it('treats an empty environment variable as unset', () => {
+    const path = writeConfig('keep.json', JSON.stringify({ k8s_runner: 'ecs' }));
+
+    const settings = loadSettings({
+      env: { REMOTE_WORKER_CONFIG: path, K8S_RUNNER: '', RELAY_CONCURRENCY: '' },
+    });
+
+    expect(settings.k8s_runner).toBe('ecs');
+    expect(settings.relay_concurrency).toBe(3);
+  });
+
+  it('ignores an empty REMOTE_WORKER_CONFIG', () => {
+    const settings = loadSettings({ env: { REMOTE_WORKER_CONFIG: '' }, readFile: () => '{"nope": 1}' });
+
+    expect(settings.ansible_runner).toBe('local');
+  });
+
+  it('reads through the injected readFile', () => {
+    const read: string[] = [];
+    const readFile = (path: string) => {
+      read.push(path);
+      return '{"ansible_runner": "gcp"}';
+    };
+
+    const settings = loadSettings({ env: { REMOTE_WORKER_CONFIG: '/etc/rw/settings.json' }, readFile });
+
+    expect(read).toEqual(['/etc/rw/settings.json']);
+    expect(settings.ansible_runner).toBe('gcp');
+  });
+
+  it('lists every problem in one error, each naming its key and source', () => {
+    const path = writeConfig(
+      'bad.yaml',
+      ['ansible_runner: ec2', 'relay_concurrency: 100', 'portainer_url: ftp://portainer.lan'].join('\n'),
+    );
+
+    const error = loadError({
+      env: {
+        REMOTE_WORKER_CONFIG: path,
+        DEFAULT_TIMEOUT_SECONDS: 'an hour',
+        ANSIBLE_ECS_ASSIGN_PUBLIC_IP: 'maybe',
+        ANSIBLE_ECS_SECURITY_GROUP_IDS: 'sg-0123456789abcdef0,default',
+      },
+    });
+
+    expect(error.code).toBe('settings_invalid');
+    expect(error.problems.map((p) => p.path).sort()).toEqual([
+      'ansible_ecs_assign_public_ip',
+      'ansible_ecs_security_group_ids.1',
+      'ansible_runner',
+      'default_timeout_seconds',
+      'portainer_url',
+      'relay_concurrency',
+    ]);
+    const byPath = new Map(error.problems.map((p) => [p.path, p.message]));
+    expect(byPath.get('ansible_runner')).toContain(`from ${path}`);
+    expect(byPath.get('relay_concurrency')).toContain(`from ${path}`);
+    expect(byPath.get('default_timeout_seconds')).toContain('from env DEFAULT_TIMEOUT_SECONDS');
+    expect(byPath.get('ansible_ecs_assign_public_ip')).toContain('from env ANSIBLE_ECS_ASSIGN_PUBLIC_IP');
+    expect(byPath.get('ansible_ecs_security_group_ids.1')).toContain('security group id');
+    expect(error.message).toMatch(/^Invalid settings: /);
+    expect(error.message).toContain('relay_concurrency');
+  });
+
+  it('rejects an unknown key in the file, naming it and the key it was probably meant to be', () => {
+    const path = writeConfig('typo.json', JSON.stringify({ ansible_runer_aws: 'ecs', totally_unknown: 1 }));
+
+    const error = loadError({ env: { REMOTE_WORKER_CONFIG: path } });
+
+    expect(error.problems).toEqual([
+      {
+        path: 'ansible_runer_aws',
+        message: `unknown setting (from ${path}); did you mean ansible_runner_aws?`,
+      },
+      { path: 'totally_unknown', message: `unknown setting (from ${path})` },
+    ]);
+  });
+
+  it('fails when the file REMOTE_WORKER_CONFIG names does not exist', () => {
+    const path = join(dir, 'missing.yaml');
+
+    const error = loadError({ env: { REMOTE_WORKER_CONFIG: path } });
+
+    expect(error.problems).toEqual([
+      { path: 'REMOTE_WORKER_CONFIG', message: `settings file ${path} does not exist` },
+    ]);
+  });
+
+  it('fails on a file that is not valid JSON', () => {
+    const path = writeConfig('broken.json', '{ "ansible_runner": ');
+
+    const error = loadError({ env: { REMOTE_WORKER_CONFIG: path } });
+
+    expect(error.problems).toHaveLength(1);
+    expect(error.problems[0]?.path).toBe('REMOTE_WORKER_CONFIG');
+    expect(error.problems[0]?.message).toContain(`settings file ${path} is not valid JSON`);
+  });
+
+  it('fails on a file that does not hold an object', () => {
+    const path = writeConfig('list.yaml', '- ansible_runner\n');
+
+    const error = loadError({ env: { REMOTE_WORKER_CONFIG: path } });
+
+    expect(error.problems).toEqual([
+      { path: 'REMOTE_WORKER_CONFIG', message: `settings file ${path} must hold an object of settings` },
+    ]);
+  });
+
+  it('rejects a default timeout above the maximum', () => {
+    const error = loadError({ env: { DEFAULT_TIMEOUT_SECONDS: '7200', MAX_TIMEOUT_SECONDS: '3600' } });
+
+    expect(error.problems).toEqual([
+      {
+        path: 'default_timeout_seconds',
+        message: 'must not exceed max_timeout_seconds (3600) (from env DEFAULT_TIMEOUT_SECONDS)',
+      },
+    ]);
+  });
+
+  it('rejects an empty string in the file rather than treating it as a value', () => {
+    const path = writeConfig('blank.json', JSON.stringify({ ansible_ecs_subnet_id: '' }));
+
+    const error = loadError({ env: { REMOTE_WORKER_CONFIG: path } });
+
+    expect(error.problems.map((p) => p.path)).toEqual(['ansible_ecs_subnet_id']);
+  });
+
+  it('rejects a relay_concurrency outside 1..64', () => {
+    expect(loadError({ env: { RELAY_CONCURRENCY: '0' } }).problems[0]?.path).toBe('relay_concurrency');
+    expect(loadSettings({ env: { RELAY_CONCURRENCY: '64' } }).relay_concurrency).toBe(64);
+  });
+});
+
+describe('SettingsSchema', () => {
+  it('knows every key the seeds and the design name', () => {
+    const contract = [
+      'ansible_runner',
+      'ansible_runner_aws',
+      'ansible_runner_azure',
+      'ansible_runner_gcp',
+      'ansible_runner_portainer',
+      'k8s_runner',
+      'k8s_runner_aws',
+      'k8s_runner_azure',
+      'k8s_runner_gcp',
+      'ansible_local_image',
+      'ansible_cloud_image',
+      'k8s_runner_image',
+      'ansible_ecs_cluster',
+      'ansible_ecs_subnet_id',
+      'ansible_ecs_security_group_ids',
+      'ansible_ecs_assign_public_ip',
+      'ansible_ecs_execution_role_arn',
+      'ansible_aci_subnet_id',
+      'ansible_aci_acr_server',
+      'ansible_aci_acr_username',
+      'ansible_aci_acr_password_secret',
+      'azure_subscription_id',
+      'azure_resource_group',
+      'azure_location',
+      'gcp_project_id',
+      'gcp_region',
+      'gcp_ansible_cloud_run_region',
+      'gcp_ansible_vpc_connector',
+      'ansible_ssh_key_sm_name',
+      'gcp_ssh_key_secret_name',
+      'ansible_ssh_key_secret',
+      'local_storage_path',
+      'local_executor',
+      'relay_concurrency',
+      'default_timeout_seconds',
+      'max_timeout_seconds',
+      'dispatch_max_receive_count',
+      'portainer_url',
+      'portainer_api_token_secret',
+      'portainer_allowed_source_cidrs',
+    ];
+
+    expect([...SETTING_KEYS].sort()).toEqual([...contract].sort());
+  });
+
+  it('is strict about booleans and numbers in a file', () => {
+    const result = SettingsSchema.safeParse({ relay_concurrency: '3', ansible_ecs_assign_public_ip: 'true' });
+
+    expect(result.success).toBe(false);
+  });
+
+  it('produces settings that runner resolution accepts', () => {
+    expectTypeOf<Settings>().toExtend<RunnerSettings>();
+    const settings = loadSettings({ env: { K8S_RUNNER_AWS: 'ecs' } });
+
+    const target = {
+      id: 'eks-1',
+      name: 'prod',
+      kind: 'cluster' as const,
+      cloud: 'aws' as const,
+      provider: 'eks' as const,
+      createdAt: '2025-01-01T00:00:00.000Z',
+      updatedAt: '2025-01-01T00:00:00.000Z',
+    };
+
+    const result = resolveRunner({ kind: 'k8s_op', target, extraVars: {}, secrets: [] }, settings, {
+      relayAvailable: true,
+    });
+
+    expect(result).toEqual({
+      ok: false,
+      code: 'runner_not_configured',
+      reason:
+        'Kubernetes ECS runner is not configured: set ansible_ecs_subnet_id, ansible_ecs_execution_role_arn',
+      missingKeys: ['ansible_ecs_subnet_id', 'ansible_ecs_execution_role_arn'],
+    });
+  });
+});
