@@ -75,6 +75,7 @@ const execHandleOf = (relayId: string, handle: string | undefined): string | und
  */
 export class RelayAgent {
   private readonly active = new Map<string, Active>();
+  private freed: (() => void) | undefined;
   private running = false;
   private loop: Promise<void> | undefined;
   private readonly owner: string;
@@ -126,7 +127,7 @@ export class RelayAgent {
     while (this.running) {
       const room = this.concurrency - this.active.size;
       if (room <= 0) {
-        await sleep(100);
+        await this.slotFreed();
         continue;
       }
       let messages: readonly QueueMessage[];
@@ -180,6 +181,17 @@ export class RelayAgent {
     this.track(runId, message.receiptHandle, () => this.claimAndExecute(runId));
   }
 
+  /** Resolves when a run finishes (or after a second, so a stop request is noticed). */
+  private slotFreed(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, 1000);
+      this.freed = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
   private track(runId: string, receipt: string | undefined, work: () => Promise<void>): void {
     const entry: Active = { runId, receipt, done: Promise.resolve() };
     this.active.set(runId, entry);
@@ -198,6 +210,8 @@ export class RelayAgent {
       .finally(async () => {
         clearInterval(heartbeat);
         this.active.delete(runId);
+        this.freed?.();
+        this.freed = undefined;
         const run = await this.o.store.getRun(runId).catch(() => undefined);
         // Only a settled run's message is deleted: anything else comes back and is picked up again.
         if (entry.receipt !== undefined && (run === undefined || isTerminal(run.state))) {
@@ -219,7 +233,7 @@ export class RelayAgent {
       if (run === undefined || isTerminal(run.state)) return false;
       if (run.state !== 'queued' && run.state !== 'dispatching') return true;
       if (this.o.clock.nowMs() > until) return false;
-      await sleep(25);
+      await sleep(5);
     }
   }
 

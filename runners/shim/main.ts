@@ -168,7 +168,8 @@ export interface ToolCommand {
 
 /** Names, releases and charts come from a request: one starting with `-` would be read as a flag. */
 function positional(value: string, what: string): string {
-  if (value === '' || value.startsWith('-')) throw new ShimError(`${what} must not be empty or start with "-"`);
+  if (value === '' || value.startsWith('-'))
+    throw new ShimError(`${what} must not be empty or start with "-"`);
   return value;
 }
 
@@ -200,7 +201,14 @@ export function k8sCommand(op: K8sOperation, assetPath: string | undefined): Too
     case 'get_secret':
       return {
         tool: 'kubectl',
-        args: ['get', 'secret', positional(op.name, 'name'), ...ns(op.namespace), '-o', SECRET_SUMMARY_TEMPLATE],
+        args: [
+          'get',
+          'secret',
+          positional(op.name, 'name'),
+          ...ns(op.namespace),
+          '-o',
+          SECRET_SUMMARY_TEMPLATE,
+        ],
       };
     case 'helm_repo_add':
       // --force-update: re-running the same operation must not fail because the repo exists.
@@ -232,7 +240,11 @@ export function k8sCommand(op: K8sOperation, assetPath: string | undefined): Too
 
 /** Whether the operation reads the asset at all (repo add and get secret don't). */
 function k8sNeedsAsset(op: K8sOperation, assetType: AssetType): boolean {
-  return op.action === 'apply' || op.action === 'delete' || (op.action === 'helm_upgrade' && assetType === 'playbook');
+  return (
+    op.action === 'apply' ||
+    op.action === 'delete' ||
+    (op.action === 'helm_upgrade' && assetType === 'playbook')
+  );
 }
 
 // ---------------------------------------------------------------- output
@@ -336,7 +348,8 @@ async function download(raw: string, dir: string, maxBytes: number, signal: Abor
 async function resolveAsset(spec: TaskSpec, assetDir: string, env: NodeJS.ProcessEnv, signal: AbortSignal) {
   if (spec.asset.kind === 'file') {
     const info = await stat(spec.asset.path).catch(() => undefined);
-    if (info === undefined || !info.isFile()) throw new ShimError(`the asset ${spec.asset.path} is not a file`);
+    if (info === undefined || !info.isFile())
+      throw new ShimError(`the asset ${spec.asset.path} is not a file`);
     return spec.asset.path;
   }
   mkdirSync(assetDir, { mode: 0o700 });
@@ -379,7 +392,8 @@ function secretPlayVars(spec: TaskSpec, env: NodeJS.ProcessEnv, only?: (name: st
   for (const { var: name, env: from } of spec.secretVars) {
     if (only !== undefined && !only(name)) continue;
     const value = env[from];
-    if (value === undefined) throw new ShimError(`secret variable ${name}: environment variable ${from} is not set`);
+    if (value === undefined)
+      throw new ShimError(`secret variable ${name}: environment variable ${from} is not set`);
     vars[name] = { __ansible_unsafe: value };
   }
   return vars;
@@ -602,7 +616,10 @@ async function runTool(
       const extraVarsFile = join(workDir, 'extra-vars.json');
       const vars = { ...spec.extraVars, ...secretPlayVars(spec, env) };
       writePrivateFile(extraVarsFile, JSON.stringify(vars));
-      command = { tool: 'ansible-playbook', args: ['-i', inventoryFile, '-e', `@${extraVarsFile}`, assetPath] };
+      command = {
+        tool: 'ansible-playbook',
+        args: ['-i', inventoryFile, '-e', `@${extraVarsFile}`, assetPath],
+      };
     } else {
       const connectionSecrets = secretPlayVars(spec, env, isConnectionVar);
       const inventory = {

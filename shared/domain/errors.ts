@@ -71,16 +71,6 @@ export class AssetNotFoundError extends DomainError {
   readonly code = 'asset_not_found';
 }
 
-export class RunnerNotConfiguredError extends DomainError {
-  readonly code = 'runner_not_configured';
-  constructor(
-    message: string,
-    readonly missingKeys: readonly string[],
-  ) {
-    super(message);
-  }
-}
-
 export class RunnerRefusedError extends DomainError {
   readonly code = 'runner_refused';
 }

@@ -2,7 +2,7 @@ import type { RunKind } from './run.ts';
 import { type Target, untargetableReason } from './target.ts';
 
 /** Which target kind each run kind acts on; portainer runs take no target. */
-export const TARGET_KIND_FOR: Record<RunKind, Target['kind'] | undefined> = {
+const TARGET_KIND_FOR: Record<RunKind, Target['kind'] | undefined> = {
   vm: 'vm',
   cluster_play: 'cluster',
   database_play: 'database',

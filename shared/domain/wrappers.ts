@@ -99,7 +99,12 @@ function scriptPlay(name: string, assetPath: string, executable: string | undefi
   ].join('\n');
 }
 
-function packagePlay(name: string, assetPath: string, remoteName: string, install: readonly string[]): string {
+function packagePlay(
+  name: string,
+  assetPath: string,
+  remoteName: string,
+  install: readonly string[],
+): string {
   return [
     `- name: ${yamlUnsafeString(name)}`,
     '  hosts: all',

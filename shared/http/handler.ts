@@ -26,7 +26,7 @@ export interface HttpDeps {
 /** JSON bodies above this are refused before parsing (API Gateway allows 10 MB; nothing here needs it). */
 export const MAX_BODY_BYTES = 256 * 1024;
 
-export interface Request<B, Q, P> {
+interface Request<B, Q, P> {
   readonly body: B;
   readonly query: Q;
   readonly params: P;
@@ -53,7 +53,7 @@ export const json = (
   body: JSON.stringify(body),
 });
 
-export function fieldErrors(error: z.ZodError, prefix: string): FieldError[] {
+function fieldErrors(error: z.ZodError, prefix: string): FieldError[] {
   return error.issues.map((issue) => ({
     path: [prefix, ...issue.path.map(String)].filter((p) => p !== '').join('.'),
     message: issue.message,

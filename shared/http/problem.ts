@@ -2,7 +2,7 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { DomainError, type ErrorCode, type FieldError, ValidationError } from '../domain/errors.ts';
 
 /** Base of every problem `type` URI; stable, documented in the OpenAPI contract. */
-export const PROBLEM_BASE = 'https://remote-worker.dev/problems/';
+const PROBLEM_BASE = 'https://remote-worker.dev/problems/';
 
 interface ProblemKind {
   readonly status: number;
@@ -10,7 +10,7 @@ interface ProblemKind {
 }
 
 /** One table from domain error code to HTTP status and title. */
-export const PROBLEM_KINDS = {
+const PROBLEM_KINDS = {
   validation_failed: { status: 400, title: 'The request is not valid' },
   not_found: { status: 404, title: 'Not found' },
   run_conflict: { status: 409, title: 'The run changed while this request was handled' },
@@ -28,7 +28,7 @@ export const PROBLEM_KINDS = {
   settings_invalid: { status: 500, title: 'The service is misconfigured' },
 } as const satisfies Record<ErrorCode, ProblemKind>;
 
-export interface Problem {
+interface Problem {
   readonly type: string;
   readonly title: string;
   readonly status: number;

@@ -3,7 +3,7 @@ import { K8sOperationSchema, RUN_KINDS, RUN_STATES, type Run, SecretBindingSchem
 import { TargetIdSchema } from '../domain/target.ts';
 
 /** Extra vars travel in the run record and to the task: keep them modest. */
-export const MAX_EXTRA_VARS_BYTES = 64 * 1024;
+const MAX_EXTRA_VARS_BYTES = 64 * 1024;
 const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const IdParams = z.object({ id: z.string().min(1).max(128) });

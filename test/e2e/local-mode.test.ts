@@ -85,6 +85,24 @@ describe('local mode over HTTP with the real ansible-playbook', () => {
     expect(pidsInGroup(pid)).toEqual([]);
   });
 
+  it('ends a play that outlives timeoutSeconds timed_out and kills it', async () => {
+    const submitted = await api('POST', '/runs', {
+      kind: 'vm',
+      targetId: 'localhost',
+      asset: 'hello/slow.yml',
+      extraVars: { seconds: 120 },
+      timeoutSeconds: 3,
+    });
+    const running = await waitForState(api, submitted.body.id, ['running']);
+    const pid = Number(/process:(\d+):/.exec(running.launch.handle)?.[1]);
+
+    const run = await waitForState(api, running.id, 'terminal');
+
+    expect(run.state).toBe('timed_out');
+    expect(run.reason).toContain('3 s timeout');
+    expect(pidsInGroup(pid)).toEqual([]);
+  });
+
   it('cancels a queued run before it starts', async () => {
     // Three slow runs fill the relay (RELAY_CONCURRENCY defaults to 3), so the fourth waits.
     const blockers = await Promise.all(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Api, client, LOCALHOST_TARGET, newDataDir, startLocal, waitFor } from './harness.ts';
+import { type Api, allLogs, client, LOCALHOST_TARGET, newDataDir, startLocal, waitFor } from './harness.ts';
 
 const TERMINAL = ['succeeded', 'failed', 'cancelled', 'timed_out', 'refused'];
 
@@ -25,11 +25,12 @@ describe('local mode restart', () => {
       ids.push(res.body.id);
     }
     // Wait until two are running and the rest still wait, then pull the plug.
-    await waitFor('two running runs', async () => {
+    const atCrash = await waitFor('two running runs', async () => {
       const s = await states(api1, ids);
       return s.filter((x) => x === 'running').length === 2 ? s : undefined;
     });
     await first.kill9();
+    const wasRunning = ids.filter((_, i) => atCrash[i] === 'running');
 
     const second = await startLocal(dataDir, { RELAY_CONCURRENCY: '2' });
     try {
@@ -44,6 +45,12 @@ describe('local mode restart', () => {
       );
       // The plays that were running were adopted and finished; the queued ones ran after the restart.
       expect(final).toEqual(ids.map(() => 'succeeded'));
+      for (const id of wasRunning) {
+        expect(await allLogs(api2, id)).toContain('restarted and adopted this run');
+      }
+      for (const id of ids.filter((id) => !wasRunning.includes(id))) {
+        expect(await allLogs(api2, id)).not.toContain('adopted');
+      }
     } finally {
       await second.stop();
     }

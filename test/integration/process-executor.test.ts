@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProcessExecutor } from '../../shared/adapters/relay/process-executor.ts';
 import { LOCALHOST_VARS } from '../../shared/domain/inventory.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
-import { ProcessExecutor } from '../../shared/adapters/relay/process-executor.ts';
 import type { ExecutionResult } from '../../shared/ports/executor.ts';
 import type { LogLineInput } from '../../shared/ports/log-store.ts';
 
@@ -75,7 +75,10 @@ function collector() {
   const waitFor = (pattern: RegExp, timeoutMs = 15_000): Promise<void> =>
     new Promise((done, fail) => {
       if (lines.some((l) => pattern.test(l.text))) return done();
-      const timer = setTimeout(() => fail(new Error(`no line matched ${pattern}: ${JSON.stringify(lines)}`)), timeoutMs);
+      const timer = setTimeout(
+        () => fail(new Error(`no line matched ${pattern}: ${JSON.stringify(lines)}`)),
+        timeoutMs,
+      );
       waiters.push({
         pattern,
         done: () => {
@@ -122,7 +125,10 @@ function liveWithEnv(entry: string): number[] {
     .filter((n) => /^\d+$/.test(n))
     .filter((n) => {
       try {
-        return proc(Number(n))?.state !== 'Z' && readFileSync(`/proc/${n}/environ`, 'utf8').split('\0').includes(entry);
+        return (
+          proc(Number(n))?.state !== 'Z' &&
+          readFileSync(`/proc/${n}/environ`, 'utf8').split('\0').includes(entry)
+        );
       } catch {
         return false;
       }
@@ -159,7 +165,10 @@ describe('ProcessExecutor', () => {
     expect(environ).toContain(`RW_SECRET_0=${secret}`);
     expect(result).toEqual({ exitCode: 0 });
     expect(out.lines).toContainEqual({ stream: 'stdout', text: '    "msg": "greeting is streamed"' });
-    expect(out.lines.at(-1)).toEqual({ stream: 'system', text: 'remote-worker: ansible-playbook exited with code 0' });
+    expect(out.lines.at(-1)).toEqual({
+      stream: 'system',
+      text: 'remote-worker: ansible-playbook exited with code 0',
+    });
     expect(statSync(join(dir, 'task.json')).mode & 0o777).toBe(0o600);
     for (const file of readdirSync(dir)) {
       expect(readFileSync(join(dir, file), 'utf8')).not.toContain(secret);
@@ -215,7 +224,13 @@ describe('ProcessExecutor', () => {
     const executor = new ProcessExecutor({ executorId: `t-${randomUUID()}`, shimPath: stubborn, pollMs: 50 });
     const out = collector();
     const exec = await executor.start(
-      { runId: 'run-stubborn', image: '', spec: spec('run-stubborn', 'pause.yml'), secretEnv: {}, workDir: workDir() },
+      {
+        runId: 'run-stubborn',
+        image: '',
+        spec: spec('run-stubborn', 'pause.yml'),
+        secretEnv: {},
+        workDir: workDir(),
+      },
       out.sink,
     );
     await out.waitFor(/^ready$/);
@@ -273,12 +288,22 @@ describe('ProcessExecutor', () => {
         }
       });
     });
+    // The relay ships a batch, then records its offset: crash it after that, as a crash between the two
+    // (at-least-once delivery) would ship the batch again.
+    const logSize = (): number => statSync(join(dir, 'output.log')).size;
+    const shippedOffset = (): number => Number(readFileSync(join(dir, 'output.offset'), 'utf8'));
+    for (let i = 0; i < 200 && shippedOffset() !== logSize(); i++)
+      await new Promise((r) => setTimeout(r, 10));
     relay.kill('SIGKILL');
     await new Promise((done) => relay.once('exit', done));
     expect(proc(pidOf(handle))?.state).not.toBe('Z');
 
     const out = collector();
-    const adopted = await new ProcessExecutor({ executorId, shimPath, pollMs: 50 }).adopt(handle, dir, out.sink);
+    const adopted = await new ProcessExecutor({ executorId, shimPath, pollMs: 50 }).adopt(
+      handle,
+      dir,
+      out.sink,
+    );
     const result = await adopted.done;
 
     const all = [...shippedBeforeCrash, ...out.lines].map((l) => l.text);
@@ -287,7 +312,10 @@ describe('ProcessExecutor', () => {
     expect(all.filter((t) => t.includes('started, marker adopt-me'))).toHaveLength(1);
     expect(all.filter((t) => t.includes('Pausing for 2 seconds'))).toHaveLength(1);
     expect(out.texts().join('\n')).toContain('"msg": "finished"');
-    expect(out.lines.at(-1)).toEqual({ stream: 'system', text: 'remote-worker: ansible-playbook exited with code 0' });
+    expect(out.lines.at(-1)).toEqual({
+      stream: 'system',
+      text: 'remote-worker: ansible-playbook exited with code 0',
+    });
     const logged = readFileSync(join(dir, 'output.log'), 'utf8').split('\n').slice(0, -1);
     expect(all).toEqual(logged);
   });
@@ -351,22 +379,34 @@ describe('ProcessExecutor', () => {
     const executor = new ProcessExecutor({ executorId, shimPath, pollMs: 50, reapGraceMs: 3000 });
     const out = collector();
     const exec = await executor.start(
-      { runId: 'run-orphan', image: '', spec: spec('run-orphan', 'pause.yml'), secretEnv: {}, workDir: workDir() },
+      {
+        runId: 'run-orphan',
+        image: '',
+        spec: spec('run-orphan', 'pause.yml'),
+        secretEnv: {},
+        workDir: workDir(),
+      },
       out.sink,
     );
     await out.waitFor(/Pausing for 60 seconds/);
     const marker = `RW_RUN_ID=run-orphan`;
 
-    const byOtherRelay = await new ProcessExecutor({ executorId: `t-${randomUUID()}` }).reapOrphans(new Set());
+    const byOtherRelay = await new ProcessExecutor({ executorId: `t-${randomUUID()}` }).reapOrphans(
+      new Set(),
+    );
     const kept = await new ProcessExecutor({ executorId, pollMs: 50 }).reapOrphans(new Set(['run-orphan']));
     const stillRunning = liveWithEnv(`RW_EXECUTOR=${executorId}`).length;
-    const reaped = await new ProcessExecutor({ executorId, pollMs: 50 }).reapOrphans(new Set(['another-run']));
+    const reaped = await new ProcessExecutor({ executorId, pollMs: 50 }).reapOrphans(
+      new Set(['another-run']),
+    );
 
     expect(byOtherRelay).toEqual([]);
     expect(kept).toEqual([]);
     expect(stillRunning).toBeGreaterThan(0);
     expect(reaped).toEqual(['run-orphan']);
     expect(await exec.done).toEqual({ signal: 'SIGTERM' });
-    expect(liveWithEnv(`RW_EXECUTOR=${executorId}`).filter((pid) => liveWithEnv(marker).includes(pid))).toEqual([]);
+    expect(
+      liveWithEnv(`RW_EXECUTOR=${executorId}`).filter((pid) => liveWithEnv(marker).includes(pid)),
+    ).toEqual([]);
   });
 });

@@ -7,10 +7,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { k8sCommand, parseTaskSpec } from '../../runners/shim/main.ts';
 import { LOCALHOST_VARS } from '../../shared/domain/inventory.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
 import { type WrappedAssetType, wrapperPlaybook } from '../../shared/domain/wrappers.ts';
-import { k8sCommand, parseTaskSpec } from '../../runners/shim/main.ts';
 
 /**
  * The real shim (bundled with esbuild, as the runner images carry it) driving
@@ -196,7 +196,10 @@ describe('task shim running ansible-playbook', () => {
 
   it("exits with ansible-playbook's failure code and shows the message", async () => {
     const run = startShim(
-      taskSpec({ asset: { kind: 'file', path: join(playbooks, 'fail.yml') }, extraVars: { reason: 'disk full' } }),
+      taskSpec({
+        asset: { kind: 'file', path: join(playbooks, 'fail.yml') },
+        extraVars: { reason: 'disk full' },
+      }),
     );
 
     const { code } = await run.exit;
@@ -209,7 +212,11 @@ describe('task shim running ansible-playbook', () => {
 
   it('hands a bound secret to the play and masks it in every printed form', async () => {
     const secret = `S3cr3t-${randomUUID().slice(0, 8)}{{ not templated }}`;
-    const sha1 = execFileSync('python3', ['-c', 'import hashlib,sys; print(hashlib.sha1(sys.argv[1].encode()).hexdigest())', secret])
+    const sha1 = execFileSync('python3', [
+      '-c',
+      'import hashlib,sys; print(hashlib.sha1(sys.argv[1].encode()).hexdigest())',
+      secret,
+    ])
       .toString()
       .trim();
     const run = startShim(
@@ -292,7 +299,9 @@ describe('task shim running ansible-playbook', () => {
   });
 
   it('stops the tool when the spec timeout passes and exits 124', async () => {
-    const run = startShim(taskSpec({ asset: { kind: 'file', path: join(playbooks, 'pause.yml') }, timeoutSeconds: 1 }));
+    const run = startShim(
+      taskSpec({ asset: { kind: 'file', path: join(playbooks, 'pause.yml') }, timeoutSeconds: 1 }),
+    );
 
     const { code } = await run.exit;
 
@@ -338,7 +347,10 @@ describe('task shim running ansible-playbook', () => {
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
       const ok = startShim(
-        taskSpec({ asset: { kind: 'url', url: `${base}/assets/echo.yml?X-Signature=abc` }, extraVars: { greeting: 'fetched' } }),
+        taskSpec({
+          asset: { kind: 'url', url: `${base}/assets/echo.yml?X-Signature=abc` },
+          extraVars: { greeting: 'fetched' },
+        }),
       );
       const tooBig = startShim(taskSpec({ asset: { kind: 'url', url: `${base}/assets/echo.yml` } }), {
         RW_ASSET_MAX_BYTES: '10',
@@ -403,21 +415,28 @@ describe('task shim running ansible-playbook', () => {
 
 describe('k8sCommand', () => {
   it('builds kubectl and helm argv without a shell', () => {
-    expect(k8sCommand({ action: 'delete' }, '/m.yml')).toEqual({ tool: 'kubectl', args: ['delete', '-f', '/m.yml'] });
-    expect(k8sCommand({ action: 'get_secret', namespace: 'eso', name: 'token' }, undefined).args.slice(0, 5)).toEqual([
-      'get',
-      'secret',
-      'token',
-      '--namespace',
-      'eso',
-    ]);
-    expect(k8sCommand({ action: 'helm_repo_add', repoName: 'eso', repoUrl: 'https://charts.example/' }, undefined)).toEqual({
+    expect(k8sCommand({ action: 'delete' }, '/m.yml')).toEqual({
+      tool: 'kubectl',
+      args: ['delete', '-f', '/m.yml'],
+    });
+    expect(
+      k8sCommand({ action: 'get_secret', namespace: 'eso', name: 'token' }, undefined).args.slice(0, 5),
+    ).toEqual(['get', 'secret', 'token', '--namespace', 'eso']);
+    expect(
+      k8sCommand({ action: 'helm_repo_add', repoName: 'eso', repoUrl: 'https://charts.example/' }, undefined),
+    ).toEqual({
       tool: 'helm',
       args: ['repo', 'add', '--force-update', 'eso', 'https://charts.example/'],
     });
     expect(
       k8sCommand(
-        { action: 'helm_upgrade', release: 'eso', chart: 'eso/external-secrets', namespace: 'eso', version: '0.9.1' },
+        {
+          action: 'helm_upgrade',
+          release: 'eso',
+          chart: 'eso/external-secrets',
+          namespace: 'eso',
+          version: '0.9.1',
+        },
         '/values.yml',
       ),
     ).toEqual({
@@ -439,7 +458,9 @@ describe('k8sCommand', () => {
   });
 
   it('prints a secret without its values', () => {
-    const template = k8sCommand({ action: 'get_secret', namespace: 'eso', name: 'token' }, undefined).args.at(-1);
+    const template = k8sCommand({ action: 'get_secret', namespace: 'eso', name: 'token' }, undefined).args.at(
+      -1,
+    );
 
     expect(template).toMatch(/^go-template=/);
     expect(template).not.toContain('.data.');
@@ -448,9 +469,9 @@ describe('k8sCommand', () => {
   });
 
   it('refuses names that would be read as flags', () => {
-    expect(() => k8sCommand({ action: 'helm_upgrade', release: '--post-renderer=/x', chart: 'c' }, undefined)).toThrow(
-      /must not .* start with "-"/,
-    );
+    expect(() =>
+      k8sCommand({ action: 'helm_upgrade', release: '--post-renderer=/x', chart: 'c' }, undefined),
+    ).toThrow(/must not .* start with "-"/);
   });
 });
 
@@ -464,22 +485,20 @@ describe('parseTaskSpec', () => {
 });
 
 describe('wrapper playbooks', () => {
-  it.each([
-    'script',
-    'powershell',
-    'rpm',
-    'deb',
-  ] satisfies WrappedAssetType[])('pass ansible-playbook --syntax-check (%s)', (type) => {
-    const file = join(scratch, `wrapper-${type}.yml`);
-    writeFileSync(file, wrapperPlaybook(type, "/srv/assets/it's {{ x }}.bin", { disableGpgCheck: true }));
-    const inventory = join(scratch, 'inventory.json');
-    writeFileSync(inventory, JSON.stringify(localInventory));
+  it.each(['script', 'powershell', 'rpm', 'deb'] satisfies WrappedAssetType[])(
+    'pass ansible-playbook --syntax-check (%s)',
+    (type) => {
+      const file = join(scratch, `wrapper-${type}.yml`);
+      writeFileSync(file, wrapperPlaybook(type, "/srv/assets/it's {{ x }}.bin", { disableGpgCheck: true }));
+      const inventory = join(scratch, 'inventory.json');
+      writeFileSync(inventory, JSON.stringify(localInventory));
 
-    const out = execFileSync('ansible-playbook', ['--syntax-check', '-i', inventory, file], {
-      env: { ...process.env, ANSIBLE_NOCOLOR: '1' },
-    }).toString();
+      const out = execFileSync('ansible-playbook', ['--syntax-check', '-i', inventory, file], {
+        env: { ...process.env, ANSIBLE_NOCOLOR: '1' },
+      }).toString();
 
-    expect(out).toContain('playbook:');
-    expect(existsSync(file)).toBe(true);
-  });
+      expect(out).toContain('playbook:');
+      expect(existsSync(file)).toBe(true);
+    },
+  );
 });

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
-import { LaunchRejectedError, LauncherUnavailableError } from '../../domain/errors.ts';
+import { LauncherUnavailableError, LaunchRejectedError } from '../../domain/errors.ts';
 import type { TaskSpec } from '../../domain/task.ts';
 import type {
   ExecutionRequest,
@@ -143,7 +143,8 @@ export class DockerExecutor implements Executor {
     const passEnv: Record<string, string> = { ...request.env, ...request.secretEnv };
     for (const envName of Object.keys(passEnv)) {
       // `-e A=B` would put B on the command line.
-      if (!ENV_NAME.test(envName)) throw new LaunchRejectedError(`Invalid environment variable name: ${envName}`);
+      if (!ENV_NAME.test(envName))
+        throw new LaunchRejectedError(`Invalid environment variable name: ${envName}`);
     }
     const args = [
       'run',
@@ -235,7 +236,9 @@ export class DockerExecutor implements Executor {
       inside = `${CONTAINER_ASSET_ROOT}/${rel.split(sep).join('/')}`;
     }
     if (mount.includes(':')) {
-      throw new LaunchRejectedError(`Cannot bind-mount ${mount}: a ':' in the path breaks docker's -v syntax`);
+      throw new LaunchRejectedError(
+        `Cannot bind-mount ${mount}: a ':' in the path breaks docker's -v syntax`,
+      );
     }
     return { spec: { ...spec, asset: { kind: 'file', path: inside } }, mount };
   }
@@ -336,7 +339,11 @@ export class DockerExecutor implements Executor {
     })();
 
     const kill = async (graceMs: number): Promise<void> => {
-      stopping ??= runCli(this.bin, ['stop', '-t', String(Math.max(0, Math.ceil(graceMs / 1000))), name], this.cliEnv);
+      stopping ??= runCli(
+        this.bin,
+        ['stop', '-t', String(Math.max(0, Math.ceil(graceMs / 1000))), name],
+        this.cliEnv,
+      );
       await stopping;
       await done;
     };

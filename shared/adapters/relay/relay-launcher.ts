@@ -1,6 +1,6 @@
 import { encodeRunMessage } from '../../app/deps.ts';
 import type { Run } from '../../domain/run.ts';
-import type { BackendStatus, LaunchRequest, Launcher } from '../../ports/launcher.ts';
+import type { BackendStatus, Launcher, LaunchRequest } from '../../ports/launcher.ts';
 import type { LogPage, LogReader } from '../../ports/log-store.ts';
 import type { WorkQueue } from '../../ports/work-queue.ts';
 

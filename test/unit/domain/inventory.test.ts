@@ -110,22 +110,23 @@ describe('inventoryForRun', () => {
     expect(inv.all.hosts['web-1']).not.toHaveProperty('ansible_port');
   });
 
-  it.each(
-    RUN_KINDS.filter((k) => k !== 'vm'),
-  )('makes %s a localhost play with a local connection', (kind) => {
-    const inv = inventoryForRun(kind, kind === 'database_play' ? database : cluster);
+  it.each(RUN_KINDS.filter((k) => k !== 'vm'))(
+    'makes %s a localhost play with a local connection',
+    (kind) => {
+      const inv = inventoryForRun(kind, kind === 'database_play' ? database : cluster);
 
-    expect(inv).toEqual({
-      all: {
-        hosts: {
-          localhost: {
-            ansible_connection: 'local',
-            ansible_python_interpreter: '{{ ansible_playbook_python }}',
+      expect(inv).toEqual({
+        all: {
+          hosts: {
+            localhost: {
+              ansible_connection: 'local',
+              ansible_python_interpreter: '{{ ansible_playbook_python }}',
+            },
           },
         },
-      },
-    });
-  });
+      });
+    },
+  );
 
   it('refuses a VM run without a target, with a non-VM target, or with an untargetable VM', () => {
     expect(() => inventoryForRun('vm', undefined)).toThrow(ValidationError);

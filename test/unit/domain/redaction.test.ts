@@ -39,22 +39,20 @@ const noiseArb = fc.string({ unit: textChar, maxLength: 20 });
 const sizesArb = fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 6 });
 
 /** Text that embeds secrets (raw or JSON-escaped) between random noise. */
-const scenarioArb = fc
-  .array(secretArb, { minLength: 1, maxLength: 3 })
-  .chain((secrets) =>
-    fc.record({
-      secrets: fc.constant(secrets),
-      text: fc
-        .array(
-          fc.tuple(noiseArb, fc.constantFrom(...secrets), fc.boolean()).map(([noise, s, json]) =>
-            json ? noise + JSON.stringify(s).slice(1, -1) : noise + s,
-          ),
-          { maxLength: 5 },
-        )
-        .chain((parts) => noiseArb.map((tail) => parts.join('') + tail)),
-      sizes: sizesArb,
-    }),
-  );
+const scenarioArb = fc.array(secretArb, { minLength: 1, maxLength: 3 }).chain((secrets) =>
+  fc.record({
+    secrets: fc.constant(secrets),
+    text: fc
+      .array(
+        fc
+          .tuple(noiseArb, fc.constantFrom(...secrets), fc.boolean())
+          .map(([noise, s, json]) => (json ? noise + JSON.stringify(s).slice(1, -1) : noise + s)),
+        { maxLength: 5 },
+      )
+      .chain((parts) => noiseArb.map((tail) => parts.join('') + tail)),
+    sizes: sizesArb,
+  }),
+);
 
 describe('createRedactor', () => {
   it('never lets a secret through, whatever the chunking', () => {
@@ -151,22 +149,21 @@ describe('createRedactor', () => {
     expect(out).toContain(DEFAULT_MASK);
   });
 
-  it.each([
-    ['a:'],
-    ['ab:'],
-    ['abc:'],
-  ])('masks the value inside a longer base64 text (prefix %j)', (prefix) => {
-    const header = Buffer.from(`${prefix}hunter22-tail`).toString('base64');
+  it.each([['a:'], ['ab:'], ['abc:']])(
+    'masks the value inside a longer base64 text (prefix %j)',
+    (prefix) => {
+      const header = Buffer.from(`${prefix}hunter22-tail`).toString('base64');
 
-    const out = redactAll(`Authorization: Basic ${header}`, ['hunter22']);
+      const out = redactAll(`Authorization: Basic ${header}`, ['hunter22']);
 
-    expect(out).toContain(DEFAULT_MASK);
-    const leftovers = out
-      .slice('Authorization: Basic '.length)
-      .split(DEFAULT_MASK)
-      .map((part) => Buffer.from(part, 'base64').toString('latin1'));
-    for (const part of leftovers) expect(part).not.toContain('hunter');
-  });
+      expect(out).toContain(DEFAULT_MASK);
+      const leftovers = out
+        .slice('Authorization: Basic '.length)
+        .split(DEFAULT_MASK)
+        .map((part) => Buffer.from(part, 'base64').toString('latin1'));
+      for (const part of leftovers) expect(part).not.toContain('hunter');
+    },
+  );
 
   it('masks a value printed without its trailing newline, and each line of a multi-line value', () => {
     const key = '-----BEGIN KEY-----\nAAAAsecretline1\nBBBBsecretline2\n-----END KEY-----\n';

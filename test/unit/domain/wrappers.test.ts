@@ -53,7 +53,8 @@ function shellUnquote(word: string): string {
   return out;
 }
 
-const allTasks = (play: Play): Task[] => play.tasks.flatMap((t) => [t, ...(t.block ?? []), ...(t.always ?? [])]);
+const allTasks = (play: Play): Task[] =>
+  play.tasks.flatMap((t) => [t, ...(t.block ?? []), ...(t.always ?? [])]);
 const moduleTask = (play: Play, module: string): Task | undefined => allTasks(play).find((t) => module in t);
 
 const awkwardPaths = [
@@ -81,7 +82,10 @@ describe('wrapperPlaybook', () => {
   it('runs a .ps1 asset with ansible.builtin.script and no POSIX executable', () => {
     const play = parsePlay(wrapperPlaybook('powershell', 'C:/assets/setup.ps1'));
 
-    const args = moduleTask(play, 'ansible.builtin.script')?.['ansible.builtin.script'] as Record<string, unknown>;
+    const args = moduleTask(play, 'ansible.builtin.script')?.['ansible.builtin.script'] as Record<
+      string,
+      unknown
+    >;
     expect(shellUnquote((args.cmd as Unsafe).value)).toBe('C:/assets/setup.ps1');
     expect(args).not.toHaveProperty('executable');
   });
@@ -89,8 +93,14 @@ describe('wrapperPlaybook', () => {
   it.each(awkwardPaths)('copies an .rpm and installs it with yum, GPG checks on: %j', (path) => {
     const play = parsePlay(wrapperPlaybook('rpm', path));
 
-    const copy = moduleTask(play, 'ansible.builtin.copy')?.['ansible.builtin.copy'] as Record<string, unknown>;
-    const install = moduleTask(play, 'ansible.builtin.yum')?.['ansible.builtin.yum'] as Record<string, unknown>;
+    const copy = moduleTask(play, 'ansible.builtin.copy')?.['ansible.builtin.copy'] as Record<
+      string,
+      unknown
+    >;
+    const install = moduleTask(play, 'ansible.builtin.yum')?.['ansible.builtin.yum'] as Record<
+      string,
+      unknown
+    >;
     expect((copy.src as Unsafe).value).toBe(path);
     expect(copy.dest).toBe('{{ rw_pkg_dir.path }}/package.rpm');
     expect(install).toEqual({ name: '{{ rw_pkg_dir.path }}/package.rpm', state: 'present' });
@@ -99,7 +109,10 @@ describe('wrapperPlaybook', () => {
   it('disables the RPM GPG check only when asked', () => {
     const play = parsePlay(wrapperPlaybook('rpm', '/a/b.rpm', { disableGpgCheck: true }));
 
-    const install = moduleTask(play, 'ansible.builtin.yum')?.['ansible.builtin.yum'] as Record<string, unknown>;
+    const install = moduleTask(play, 'ansible.builtin.yum')?.['ansible.builtin.yum'] as Record<
+      string,
+      unknown
+    >;
     expect(install.disable_gpg_check).toBe(true);
   });
 
@@ -107,24 +120,25 @@ describe('wrapperPlaybook', () => {
     const play = parsePlay(wrapperPlaybook('deb', '/a/tool_1.0_amd64.deb'));
 
     const block = play.tasks[0]!;
-    const install = moduleTask(play, 'ansible.builtin.apt')?.['ansible.builtin.apt'] as Record<string, unknown>;
+    const install = moduleTask(play, 'ansible.builtin.apt')?.['ansible.builtin.apt'] as Record<
+      string,
+      unknown
+    >;
     const cleanup = block.always?.[0]?.['ansible.builtin.file'] as Record<string, unknown>;
     expect(block.become).toBe(true);
     expect(install).toEqual({ deb: '{{ rw_pkg_dir.path }}/package.deb' });
     expect(cleanup).toEqual({ path: '{{ rw_pkg_dir.path }}', state: 'absent' });
   });
 
-  it.each([
-    'script',
-    'powershell',
-    'rpm',
-    'deb',
-  ] satisfies WrappedAssetType[])('references no play variable of the caller (%s)', (type) => {
-    const text = wrapperPlaybook(type, '/a/x');
+  it.each(['script', 'powershell', 'rpm', 'deb'] satisfies WrappedAssetType[])(
+    'references no play variable of the caller (%s)',
+    (type) => {
+      const text = wrapperPlaybook(type, '/a/x');
 
-    const templates = [...text.matchAll(/\{\{(.*?)\}\}/g)].map((m) => m[1]?.trim());
-    const play = parsePlay(text);
-    expect(play.vars).toBeUndefined();
-    for (const expression of templates) expect(expression).toMatch(/^rw_(pkg_dir|script)\b/);
-  });
+      const templates = [...text.matchAll(/\{\{(.*?)\}\}/g)].map((m) => m[1]?.trim());
+      const play = parsePlay(text);
+      expect(play.vars).toBeUndefined();
+      for (const expression of templates) expect(expression).toMatch(/^rw_(pkg_dir|script)\b/);
+    },
+  );
 });
