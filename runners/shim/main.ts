@@ -406,7 +406,7 @@ function secretPlayVars(spec: TaskSpec, env: NodeJS.ProcessEnv, only?: (name: st
  */
 const isConnectionVar = (name: string): boolean => name.startsWith('ansible_');
 
-function describe(tool: string, args: readonly string[]): string {
+function commandLine(tool: string, args: readonly string[]): string {
   return [tool, ...args].map((a) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : shellQuote(a))).join(' ');
 }
 
@@ -636,7 +636,7 @@ async function runTool(
   }
   if (signal.aborted) throw new ShimError('stopped before the tool ran');
 
-  say(`running ${describe(command.tool, command.args)}`);
+  say(`running ${commandLine(command.tool, command.args)}`);
   const child = spawn(command.tool, command.args, {
     cwd: workDir,
     env: childEnv,

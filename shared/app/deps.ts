@@ -8,7 +8,7 @@ import type { RunStore } from '../ports/run-store.ts';
 import type { WorkQueue } from '../ports/work-queue.ts';
 
 /** Whether `local` (relay) runs can be served here, and why not. */
-interface RelayAvailability {
+export interface RelayAvailability {
   readonly available: boolean;
   readonly reason?: string;
 }

@@ -307,6 +307,9 @@ interface Supervised {
  * `/proc/<pid>/environ` from the moment of exec: orphans are found even when the
  * relay died before recording anything.
  *
+ * Output is shipped at least once: the offset is saved right after the sink
+ * returns, so only a crash between those two steps ships a batch twice.
+ *
  * @example
  * const executor = new ProcessExecutor({ executorId: 'relay-1' });
  * const exec = await executor.start(
