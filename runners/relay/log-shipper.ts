@@ -28,10 +28,12 @@ export class LogShipper {
   ) {}
 
   push(lines: readonly LogLineInput[]): void {
+    const now = new Date().toISOString();
     for (const line of lines) {
       const text = line.text.trimStart();
       if (line.stream !== 'system' && PROBLEM_LINE.test(text)) this.lastProblem = text.slice(0, 500);
-      this.buffer.push(line);
+      // Stamp lines when they arrive, not when the batch is written.
+      this.buffer.push(line.at === undefined ? { ...line, at: now } : line);
     }
     if (this.buffer.length >= this.maxBatch) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.flushMs);
