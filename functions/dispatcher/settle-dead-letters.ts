@@ -5,7 +5,11 @@ import { settleDeadLetter } from '../../shared/app/dispatch.ts';
 import type { SqsBatchHandler } from './dispatch-runs.ts';
 
 /** SQS-event handler for the dispatch DLQ: each dead message fails its run with the reason. */
-export function makeSettleDeadLetters(deps: AppDeps): SqsBatchHandler {
+/** `maxReceiveCount` is the source queue's redrive limit, quoted in the run's reason. */
+export function makeSettleDeadLetters(
+  deps: AppDeps,
+  maxReceiveCount: number = deps.settings.dispatch_max_receive_count,
+): SqsBatchHandler {
   const processor = new BatchProcessor(EventType.SQS);
   const record = async (r: SQSRecord) => {
     const message = decodeRunMessage(r.body);
@@ -14,7 +18,7 @@ export function makeSettleDeadLetters(deps: AppDeps): SqsBatchHandler {
       return;
     }
     // The DLQ's own receive count says nothing about the dispatch attempts; the redrive limit does.
-    await settleDeadLetter(deps, message.runId, deps.settings.dispatch_max_receive_count);
+    await settleDeadLetter(deps, message.runId, maxReceiveCount);
   };
   return (event, context) =>
     processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false });

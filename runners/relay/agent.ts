@@ -8,6 +8,7 @@ import { DomainError } from '../../shared/domain/errors.ts';
 import {
   amend,
   deadlineOf,
+  isRelayOwner,
   isTerminal,
   RELAY_OWNER_PREFIX,
   type Run,
@@ -142,6 +143,11 @@ export class RelayAgent {
         await sleep(1000);
         continue;
       }
+      if (!this.running) {
+        // Stopped during the long poll: hand these back at once rather than start new work.
+        for (const m of messages) await this.o.queue.changeVisibility(m.receiptHandle, 0).catch(() => {});
+        break;
+      }
       for (const message of messages) await this.onMessage(message);
     }
   }
@@ -240,7 +246,8 @@ export class RelayAgent {
   private async claimAndExecute(runId: string): Promise<void> {
     if (!(await this.waitUntilLaunched(runId))) return;
     let run = await settleRun(this.o.store, runId, (r) =>
-      r.state === 'launched' && r.owner !== this.owner ? amend(r, this.now(), { owner: this.owner }) : r,
+      // Never take a run another relay has claimed: only the dispatcher's owner is replaced.
+      r.state === 'launched' && !isRelayOwner(r.owner) ? amend(r, this.now(), { owner: this.owner }) : r,
     );
     if (run.state !== 'launched' || run.owner !== this.owner) return;
     if (run.cancelRequested) {

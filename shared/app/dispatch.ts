@@ -90,6 +90,12 @@ export async function dispatchRun(deps: AppDeps, runId: string, owner: string): 
         })
       : r,
   );
+  if (isTerminal(launched.state) && launched.launch?.handle !== handle) {
+    // Settled while we were launching: the task just started has no run left to report to.
+    await launcher.cancel(handle, launched, 0);
+    await launcher.cleanup(handle, launched);
+    return 'settled';
+  }
   if (launched.cancelRequested && !isTerminal(launched.state)) {
     await launcher.cancel(handle, launched, 30);
   }
@@ -108,7 +114,7 @@ export async function settleDeadLetter(deps: AppDeps, runId: string, receiveCoun
   if (run === undefined || isTerminal(run.state)) return;
   await settleRun(deps.store, runId, (r) =>
     transition(r, 'failed', deps.clock.now(), {
-      reason: `Dispatch failed ${receiveCount} times in a row; the message was moved to the dead-letter queue (see the dispatcher log for each error)`,
+      reason: `Delivery failed ${receiveCount} times in a row; the message was moved to the dead-letter queue (see the service log for each error)`,
     }),
   );
   deps.logger.error('run failed from the dead-letter queue', { runId, receiveCount });

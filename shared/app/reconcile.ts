@@ -1,4 +1,4 @@
-import { deadlineOf, isTerminal, transition } from '../domain/run.ts';
+import { amend, deadlineOf, isTerminal, transition } from '../domain/run.ts';
 import { type AppDeps, encodeRunMessage } from './deps.ts';
 import { settleRun } from './run-updates.ts';
 
@@ -26,12 +26,20 @@ export async function reconcileRuns(deps: AppDeps, options: ReconcileOptions): P
   const nowMs = deps.clock.nowMs();
   for (const run of await deps.store.listActiveRuns(1000)) {
     const lastChange = Date.parse(run.updatedAt);
-    if (run.state === 'queued' && nowMs - lastChange > options.requeueAfterSeconds * 1000) {
-      await deps.dispatchQueue.send(encodeRunMessage(run.id));
-      requeued.push(run.id);
+    const pastDeadline = nowMs > deadlineOf(run) + options.deadlineGraceSeconds * 1000;
+    if (!pastDeadline) {
+      if (run.state === 'queued' && nowMs - lastChange > options.requeueAfterSeconds * 1000) {
+        // Touch the run first so the next sweep waits again instead of piling up copies.
+        const touched = await settleRun(deps.store, run.id, (r) =>
+          r.state === 'queued' ? amend(r, deps.clock.now(), {}) : r,
+        );
+        if (touched.state === 'queued') {
+          await deps.dispatchQueue.send(encodeRunMessage(run.id));
+          requeued.push(run.id);
+        }
+      }
       continue;
     }
-    if (nowMs <= deadlineOf(run) + options.deadlineGraceSeconds * 1000) continue;
     const handle = run.launch?.handle;
     const launcher = run.launch === undefined ? undefined : deps.launchers[run.launch.backend];
     if (handle !== undefined && launcher !== undefined) {

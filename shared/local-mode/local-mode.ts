@@ -26,6 +26,9 @@ import { chooseExecutor } from './executor-choice.ts';
 import { createApiServer } from './http-server.ts';
 import { QueuePump } from './queue-pump.ts';
 
+/** The relay keeps a message while its run executes; only a run that keeps bouncing dead-letters. */
+const RELAY_MAX_RECEIVES = 100;
+
 export interface LocalModeOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Directory relative paths (data dir, storage root) are resolved against. */
@@ -90,7 +93,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     db,
     name: 'relay',
     visibilityTimeoutSeconds: 60,
-    maxReceiveCount: 100,
+    maxReceiveCount: RELAY_MAX_RECEIVES,
     deadLetter: relayDlq,
     clock,
   });
@@ -142,7 +145,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
       logger,
     ),
     new QueuePump(dispatchDlq, makeSettleDeadLetters(deps), logger),
-    new QueuePump(relayDlq, makeSettleDeadLetters(deps), logger),
+    new QueuePump(relayDlq, makeSettleDeadLetters(deps, RELAY_MAX_RECEIVES), logger),
   ];
   for (const pump of pumps) pump.start();
 
