@@ -1,3 +1,4 @@
+import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
 import { NotFoundError } from '../../shared/domain/errors.ts';
 import { httpHandler } from '../../shared/http/handler.ts';
 import { TargetIdParams } from '../../shared/http/schemas.ts';
@@ -13,3 +14,5 @@ export const makeDeleteTarget = (deps: ApiDeps) =>
       return { statusCode: 204 };
     },
   });
+
+export const handler = lambdaHttpHandler(makeDeleteTarget);

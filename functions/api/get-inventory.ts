@@ -1,3 +1,4 @@
+import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
 import { registryInventory } from '../../shared/domain/inventory.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import type { ApiDeps } from './deps.ts';
@@ -7,3 +8,5 @@ export const makeGetInventory = (deps: ApiDeps) =>
   httpHandler(deps, {
     handle: async () => json(200, registryInventory(await deps.store.listTargets())),
   });
+
+export const handler = lambdaHttpHandler(makeGetInventory);

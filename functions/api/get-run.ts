@@ -1,4 +1,5 @@
 import { getRun } from '../../shared/app/runs.ts';
+import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { IdParams, runView } from '../../shared/http/schemas.ts';
 import type { ApiDeps } from './deps.ts';
@@ -9,3 +10,5 @@ export const makeGetRun = (deps: ApiDeps) =>
     params: IdParams,
     handle: async ({ params }) => json(200, runView(await getRun(deps, params.id))),
   });
+
+export const handler = lambdaHttpHandler(makeGetRun);

@@ -1,3 +1,4 @@
+import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
 import { NotFoundError } from '../../shared/domain/errors.ts';
 import { untargetableReason } from '../../shared/domain/target.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
@@ -15,3 +16,5 @@ export const makeGetTarget = (deps: ApiDeps) =>
       return json(200, reason === undefined ? target : { ...target, untargetable: reason });
     },
   });
+
+export const handler = lambdaHttpHandler(makeGetTarget);

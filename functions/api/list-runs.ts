@@ -1,3 +1,4 @@
+import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { ListRunsQuery, runView } from '../../shared/http/schemas.ts';
 import type { ApiDeps } from './deps.ts';
@@ -14,3 +15,5 @@ export const makeListRuns = (deps: ApiDeps) =>
       });
     },
   });
+
+export const handler = lambdaHttpHandler(makeListRuns);

@@ -1,3 +1,4 @@
+import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
 import { untargetableReason } from '../../shared/domain/target.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import type { ApiDeps } from './deps.ts';
@@ -15,3 +16,5 @@ export const makeListTargets = (deps: ApiDeps) =>
       });
     },
   });
+
+export const handler = lambdaHttpHandler(makeListTargets);

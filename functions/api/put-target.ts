@@ -1,3 +1,4 @@
+import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
 import { type Target, TargetBodySchema } from '../../shared/domain/target.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { TargetIdParams } from '../../shared/http/schemas.ts';
@@ -21,3 +22,5 @@ export const makePutTarget = (deps: ApiDeps) =>
       return json(existing === undefined ? 201 : 200, target);
     },
   });
+
+export const handler = lambdaHttpHandler(makePutTarget);

@@ -1,4 +1,5 @@
 import { submitRun } from '../../shared/app/runs.ts';
+import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
 import { ValidationError } from '../../shared/domain/errors.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { runView, SubmitRunBody } from '../../shared/http/schemas.ts';
@@ -33,3 +34,5 @@ export const makeSubmitRun = (deps: ApiDeps) =>
       });
     },
   });
+
+export const handler = lambdaHttpHandler(makeSubmitRun);

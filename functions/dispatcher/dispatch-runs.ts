@@ -2,6 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type AppDeps, decodeRunMessage } from '../../shared/app/deps.ts';
 import { dispatchRun } from '../../shared/app/dispatch.ts';
+import { lambdaSqsHandler } from '../../shared/composition/lambda.ts';
 
 export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
@@ -23,3 +24,5 @@ export function makeDispatchRuns(deps: AppDeps & { readonly ownerId: string }): 
   return (event, context) =>
     processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false });
 }
+
+export const handler = lambdaSqsHandler(makeDispatchRuns);

@@ -2,6 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { SQSRecord } from 'aws-lambda';
 import { type AppDeps, decodeRunMessage } from '../../shared/app/deps.ts';
 import { settleDeadLetter } from '../../shared/app/dispatch.ts';
+import { lambdaSqsHandler } from '../../shared/composition/lambda.ts';
 import type { SqsBatchHandler } from './dispatch-runs.ts';
 
 /** SQS-event handler for the dispatch DLQ: each dead message fails its run with the reason. */
@@ -23,3 +24,5 @@ export function makeSettleDeadLetters(
   return (event, context) =>
     processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false });
 }
+
+export const handler = lambdaSqsHandler(makeSettleDeadLetters);

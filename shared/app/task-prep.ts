@@ -20,6 +20,8 @@ export interface PreparedTask {
 export async function prepareTask(
   deps: { readonly store: RunStore; readonly assets: AssetStore; readonly secrets: SecretSource },
   run: Run,
+  /** `resolveSecrets: false` for backends that fetch secrets themselves (ECS task-definition `secrets`). */
+  options: { readonly resolveSecrets?: boolean } = {},
 ): Promise<PreparedTask> {
   const target = run.targetId === undefined ? undefined : await deps.store.getTarget(run.targetId);
   if (run.targetId !== undefined && target === undefined) {
@@ -33,15 +35,17 @@ export async function prepareTask(
   const secretVars: { var: string; env: string }[] = [];
   for (const [i, binding] of run.secrets.entries()) {
     const env = `RW_SECRET_${i}`;
-    try {
-      secretEnv[env] = await deps.secrets.get(binding.secret);
-    } catch (error) {
-      if (error instanceof NotFoundError) {
-        throw new LaunchRejectedError(
-          `Secret ${binding.secret} (bound to ${binding.var}) could not be resolved`,
-        );
+    if (options.resolveSecrets !== false) {
+      try {
+        secretEnv[env] = await deps.secrets.get(binding.secret);
+      } catch (error) {
+        if (error instanceof NotFoundError) {
+          throw new LaunchRejectedError(
+            `Secret ${binding.secret} (bound to ${binding.var}) could not be resolved`,
+          );
+        }
+        throw error;
       }
-      throw error;
     }
     secretVars.push({ var: binding.var, env });
   }

@@ -17,7 +17,10 @@ export type ErrorCode =
   | 'unauthorized'
   | 'payload_too_large'
   | 'unsupported_media_type'
-  | 'settings_invalid';
+  | 'settings_invalid'
+  | 'selection_refused'
+  | 'nothing_to_retry'
+  | 'asset_exists';
 
 export interface FieldError {
   readonly path: string;
@@ -103,4 +106,35 @@ export class SettingsInvalidError extends DomainError {
   constructor(readonly problems: readonly FieldError[]) {
     super(`Invalid settings: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
   }
+}
+
+/** One entry of a target selection that cannot be used, with why. */
+export interface TargetRefusal {
+  readonly targetId: string;
+  readonly reason: string;
+}
+
+/**
+ * A batch selection refused as a whole (unknown ids, mixed kinds, untargetable
+ * rows): nothing was created. Names every offending target at once.
+ */
+export class SelectionRefusedError extends DomainError {
+  readonly code = 'selection_refused';
+  constructor(
+    message: string,
+    readonly targets: readonly TargetRefusal[],
+    readonly fields: readonly FieldError[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** A batch retry found no run that ended failed, refused, timed_out or cancelled. */
+export class NothingToRetryError extends DomainError {
+  readonly code = 'nothing_to_retry';
+}
+
+/** An upload would replace an existing asset and the caller did not ask to overwrite. */
+export class AssetExistsError extends DomainError {
+  readonly code = 'asset_exists';
 }

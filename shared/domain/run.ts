@@ -106,6 +106,8 @@ export interface Run {
   readonly sshUser?: string;
   readonly managedAccount?: string;
   readonly batchId?: string;
+  /** Set on the runs of a batch made by `POST /batches/{id}/retry`: the batch it retried. */
+  readonly retryOfBatch?: string;
   readonly requestedBy: string;
   readonly timeoutSeconds: number;
   readonly runner?: Runner;
@@ -205,6 +207,7 @@ export interface NewRun {
   readonly sshUser?: string | undefined;
   readonly managedAccount?: string | undefined;
   readonly batchId?: string | undefined;
+  readonly retryOfBatch?: string | undefined;
   readonly requestedBy: string;
   readonly timeoutSeconds: number;
 }

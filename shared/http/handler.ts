@@ -13,7 +13,10 @@ import { problemResponse } from './problem.ts';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
-export type HttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
+export type HttpHandler = ((event: HttpEvent, context: Context) => Promise<HttpResult>) & {
+  /** Set when the route takes bodies above MAX_BODY_BYTES (asset upload); servers size their read by it. */
+  readonly maxBodyBytes?: number;
+};
 
 /** Who is calling: resolves to a principal name or throws UnauthorizedError. */
 export type Authenticator = (event: HttpEvent) => Promise<string>;
@@ -38,8 +41,10 @@ export interface Route<B, Q, P> {
   readonly body?: z.ZodType<B>;
   readonly query?: z.ZodType<Q>;
   readonly params?: z.ZodType<P>;
-  /** Skip authentication (liveness only). */
+  /** Skip authentication (liveness and the OpenAPI contract only). */
   readonly public?: boolean;
+  /** Body size limit for this route; MAX_BODY_BYTES when absent. */
+  readonly maxBodyBytes?: number;
   handle(request: Request<B, Q, P>): Promise<HttpResult>;
 }
 
@@ -69,11 +74,11 @@ function validate<T>(schema: z.ZodType<T> | undefined, value: unknown, where: st
   return parsed.data;
 }
 
-function readBody(event: HttpEvent): unknown {
+function readBody(event: HttpEvent, limit: number): unknown {
   if (event.body === undefined || event.body === '') return undefined;
   const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
-  if (raw.byteLength > MAX_BODY_BYTES) {
-    throw new PayloadTooLargeError(`The body is ${raw.byteLength} bytes; the limit is ${MAX_BODY_BYTES}`);
+  if (raw.byteLength > limit) {
+    throw new PayloadTooLargeError(`The body is ${raw.byteLength} bytes; the limit is ${limit}`);
   }
   const type = (event.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   if (type !== 'application/json' && !type.endsWith('+json')) {
@@ -113,11 +118,11 @@ export function httpHandler<B = undefined, Q = undefined, P = undefined>(
   deps: HttpDeps,
   route: Route<B, Q, P>,
 ): HttpHandler {
-  return middy<HttpEvent, HttpResult>()
+  const handler = middy<HttpEvent, HttpResult>()
     .use(problemJson(deps.logger))
     .handler(async (event) => {
       const principal = route.public ? 'anonymous' : await deps.authenticate(event);
-      const bodyValue = readBody(event);
+      const bodyValue = readBody(event, route.maxBodyBytes ?? MAX_BODY_BYTES);
       if (route.body === undefined && bodyValue !== undefined) {
         throw new ValidationError('This route takes no request body');
       }
@@ -126,4 +131,7 @@ export function httpHandler<B = undefined, Q = undefined, P = undefined>(
       const params = validate(route.params, event.pathParameters ?? {}, 'path');
       return route.handle({ body, query, params, principal, headers: event.headers });
     }) as unknown as HttpHandler;
+  return route.maxBodyBytes === undefined
+    ? handler
+    : Object.assign(handler, { maxBodyBytes: route.maxBodyBytes });
 }

@@ -1,16 +1,23 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { DomainError, type ErrorCode, type FieldError, ValidationError } from '../domain/errors.ts';
+import {
+  DomainError,
+  type ErrorCode,
+  type FieldError,
+  SelectionRefusedError,
+  type TargetRefusal,
+  ValidationError,
+} from '../domain/errors.ts';
 
 /** Base of every problem `type` URI; stable, documented in the OpenAPI contract. */
-const PROBLEM_BASE = 'https://remote-worker.dev/problems/';
+export const PROBLEM_BASE = 'https://remote-worker.dev/problems/';
 
-interface ProblemKind {
+export interface ProblemKind {
   readonly status: number;
   readonly title: string;
 }
 
 /** One table from domain error code to HTTP status and title. */
-const PROBLEM_KINDS = {
+export const PROBLEM_KINDS = {
   validation_failed: { status: 400, title: 'The request is not valid' },
   not_found: { status: 404, title: 'Not found' },
   run_conflict: { status: 409, title: 'The run changed while this request was handled' },
@@ -26,6 +33,9 @@ const PROBLEM_KINDS = {
   payload_too_large: { status: 413, title: 'The request body is too large' },
   unsupported_media_type: { status: 415, title: 'The request body must be application/json' },
   settings_invalid: { status: 500, title: 'The service is misconfigured' },
+  selection_refused: { status: 422, title: 'The target selection is refused' },
+  nothing_to_retry: { status: 409, title: 'The batch has nothing to retry' },
+  asset_exists: { status: 409, title: 'An asset already exists at that path' },
 } as const satisfies Record<ErrorCode, ProblemKind>;
 
 interface Problem {
@@ -35,7 +45,12 @@ interface Problem {
   readonly detail?: string;
   readonly instance?: string;
   readonly errors?: readonly FieldError[];
+  /** selection_refused: every offending target with its reason. */
+  readonly targets?: readonly TargetRefusal[];
 }
+
+/** The stable `type` URI of a domain error code, e.g. `…/problems/runner-refused`. */
+export const problemType = (code: ErrorCode): string => PROBLEM_BASE + code.replaceAll('_', '-');
 
 const headers = (extra: Record<string, string> = {}) => ({
   'content-type': 'application/problem+json',
@@ -48,12 +63,16 @@ export function problemResponse(error: unknown, instance?: string): APIGatewayPr
   if (error instanceof DomainError) {
     const kind = PROBLEM_KINDS[error.code];
     const problem: Problem = {
-      type: PROBLEM_BASE + error.code.replaceAll('_', '-'),
+      type: problemType(error.code),
       title: kind.title,
       status: kind.status,
       detail: error.message,
       ...(instance === undefined ? {} : { instance }),
-      ...(error instanceof ValidationError && error.fields.length > 0 ? { errors: error.fields } : {}),
+      ...((error instanceof ValidationError || error instanceof SelectionRefusedError) &&
+      error.fields.length > 0
+        ? { errors: error.fields }
+        : {}),
+      ...(error instanceof SelectionRefusedError ? { targets: error.targets } : {}),
     };
     const extra: Record<string, string> =
       error.code === 'unauthorized' ? { 'www-authenticate': 'Bearer' } : {};

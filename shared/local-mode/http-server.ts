@@ -28,13 +28,13 @@ function compile(routeKey: string, handler: HttpHandler): CompiledRoute {
   return { method, routeKey, pattern: new RegExp(`^${source}$`), names, handler };
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) {
-      throw new PayloadTooLargeError(`The body is larger than the ${MAX_BODY_BYTES}-byte limit`);
+    if (size > limit) {
+      throw new PayloadTooLargeError(`The body is larger than the ${limit}-byte limit`);
     }
     chunks.push(chunk as Buffer);
   }
@@ -145,7 +145,7 @@ export function createApiServer(routes: Readonly<Record<string, HttpHandler>>): 
       const params = Object.fromEntries(
         route.names.map((name, i) => [name, decodeURIComponent(match?.[i + 1] ?? '')]),
       );
-      const body = await readBody(req);
+      const body = await readBody(req, route.handler.maxBodyBytes ?? MAX_BODY_BYTES);
       const { event, requestId } = toEvent(req, url, route, params, body);
       send(res, await route.handler(event, lambdaContext(requestId)));
     } catch (error) {

@@ -1,9 +1,33 @@
-import type { Dirent } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { constants, type Dirent } from 'node:fs';
+import {
+  copyFile,
+  link,
+  lstat,
+  mkdir,
+  readdir,
+  realpath,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import { isAbsolute, join, posix, relative, resolve, sep, win32 } from 'node:path';
-import { AssetNotFoundError, AssetOutsideRootError, ValidationError } from '../../domain/errors.ts';
+import { assetPathProblem } from '../../domain/asset-path.ts';
+import {
+  AssetExistsError,
+  AssetNotFoundError,
+  AssetOutsideRootError,
+  ValidationError,
+} from '../../domain/errors.ts';
 import { assetTypeOf } from '../../domain/task.ts';
-import type { AssetInfo, AssetLocation, AssetStore } from '../../ports/asset-store.ts';
+import type {
+  AssetInfo,
+  AssetLocation,
+  AssetStore,
+  PutAssetOptions,
+  PutAssetResult,
+} from '../../ports/asset-store.ts';
 
 const DEFAULT_MAX_ENTRIES = 10_000;
 
@@ -19,6 +43,7 @@ const DEFAULT_MAX_ENTRIES = 10_000;
  * @example
  * const assets = new LocalAssetStore({ root: join(dataDir, 'assets') });
  * const where = await assets.locate('hello/site.yml'); // { kind: 'file', path: '/…/assets/hello/site.yml' }
+ * await assets.put('tools/setup.sh', bytes); // written to a hidden temp file, then linked into place
  */
 export class LocalAssetStore implements AssetStore {
   readonly #root: string;
@@ -122,6 +147,53 @@ export class LocalAssetStore implements AssetStore {
     return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
+  /**
+   * Write to a hidden temp file in the destination directory, then move it
+   * into place: `link` (fails if the name exists) without `overwrite`,
+   * `rename` with it. Either way readers never see a partial file, and a
+   * symlink at the destination is replaced, never written through.
+   * Directories are created one at a time and every symlinked one is
+   * checked to stay inside the root before anything is written below it.
+   */
+  async put(path: string, bytes: Uint8Array, options: PutAssetOptions = {}): Promise<PutAssetResult> {
+    const problem = assetPathProblem(path);
+    if (problem?.code === 'outside_root')
+      throw new AssetOutsideRootError(`Asset path "${path}" ${problem.message}`);
+    if (problem !== undefined) {
+      throw new ValidationError(`Asset path "${path}" ${problem.message}`, [
+        { path: 'path', message: problem.message },
+      ]);
+    }
+    await mkdir(this.#root, { recursive: true });
+    const root = await realpath(this.#root);
+    const segments = path.split('/');
+    const name = segments.pop() ?? path;
+    let dir = root;
+    for (const segment of segments) dir = await enterDirectory(root, dir, segment, path);
+
+    const destination = join(dir, name);
+    const temp = join(dir, `.upload-${randomUUID()}.tmp`);
+    await writeFile(temp, bytes, { flag: 'wx', mode: 0o644 });
+    try {
+      let replaced = false;
+      if (options.overwrite === true) {
+        const existing = await lstat(destination).catch(() => undefined);
+        if (existing?.isDirectory()) {
+          throw new ValidationError(`Asset path "${path}" is a directory`, [
+            { path: 'path', message: 'is a directory' },
+          ]);
+        }
+        replaced = existing !== undefined;
+        await rename(temp, destination);
+      } else {
+        await placeWithoutClobbering(temp, destination, path);
+      }
+      return { asset: { path, size: bytes.byteLength, type: assetTypeOf(path) ?? 'other' }, replaced };
+    } finally {
+      await rm(temp, { force: true });
+    }
+  }
+
   async #realRoot(): Promise<string | undefined> {
     try {
       return await realpath(this.#root);
@@ -129,6 +201,56 @@ export class LocalAssetStore implements AssetStore {
       if (isErrno(error, 'ENOENT')) return undefined;
       throw error;
     }
+  }
+}
+
+/** Step into (creating when absent) one directory of an upload path; a symlink must stay inside the root. */
+async function enterDirectory(root: string, parent: string, segment: string, path: string): Promise<string> {
+  const next = join(parent, segment);
+  let info = await lstat(next).catch((error: unknown) => {
+    if (isErrno(error, 'ENOENT')) return undefined;
+    throw error;
+  });
+  if (info === undefined) {
+    await mkdir(next).catch((error: unknown) => {
+      if (!isErrno(error, 'EEXIST')) throw error;
+    });
+    info = await lstat(next);
+  }
+  let real = next;
+  if (info.isSymbolicLink()) {
+    real = await realpath(next).catch(() => {
+      throw new AssetNotFoundError(`Asset path "${path}": ${segment} is a dangling link`);
+    });
+    if (!isInside(root, real)) {
+      throw new AssetOutsideRootError(`Asset path "${path}" resolves outside the asset root`);
+    }
+    info = await stat(real);
+  }
+  if (!info.isDirectory()) {
+    throw new ValidationError(`Asset path "${path}": ${segment} is a file, not a directory`, [
+      { path: 'path', message: `${segment} is a file, not a directory` },
+    ]);
+  }
+  return real;
+}
+
+/** Hard-link the finished temp file into place; filesystems without hard links get an exclusive copy. */
+async function placeWithoutClobbering(temp: string, destination: string, path: string): Promise<void> {
+  const exists = () =>
+    new AssetExistsError(`Asset "${path}" already exists; upload with overwrite to replace it`);
+  try {
+    await link(temp, destination);
+    return;
+  } catch (error) {
+    if (isErrno(error, 'EEXIST')) throw exists();
+    if (!isErrno(error, 'EPERM') && !isErrno(error, 'ENOTSUP') && !isErrno(error, 'EXDEV')) throw error;
+  }
+  try {
+    await copyFile(temp, destination, constants.COPYFILE_EXCL);
+  } catch (error) {
+    if (isErrno(error, 'EEXIST')) throw exists();
+    throw error;
   }
 }
 

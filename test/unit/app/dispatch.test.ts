@@ -438,7 +438,13 @@ async function simulate(s: fc.Scheduler, ops: readonly Op[], outages: readonly n
       store,
       dispatchQueue: new SqliteWorkQueue({ db, name: 'dispatch', visibilityTimeoutSeconds: 30, clock }),
       logs: { read: async () => ({ lines: [], nextCursor: '' }) },
-      assets: { locate: async (path) => ({ kind: 'file', path }), list: async () => [] },
+      assets: {
+        locate: async (path) => ({ kind: 'file', path }),
+        list: async () => [],
+        put: async () => {
+          throw new Error('dispatch never uploads');
+        },
+      },
       settings: loadSettings({ env: {} }),
       launchers: { local: launcher },
       relay: { available: true },

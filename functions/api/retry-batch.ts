@@ -1,0 +1,23 @@
+import { retryBatch } from '../../shared/app/batches.ts';
+import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import { httpHandler, json } from '../../shared/http/handler.ts';
+import { batchSubmittedView, IdParams } from '../../shared/http/schemas.ts';
+import type { ApiDeps } from './deps.ts';
+
+/**
+ * POST /batches/{id}/retry: the same request for the targets whose runs ended
+ * failed, refused, timed_out or cancelled, as a new batch with `retryOf` set.
+ * Answers like POST /batches; 409 nothing-to-retry when no run qualifies.
+ */
+export const makeRetryBatch = (deps: ApiDeps) =>
+  httpHandler(deps, {
+    params: IdParams,
+    handle: async ({ params, principal }) => {
+      const batch = await retryBatch(deps, params.id, principal);
+      return json(batch.runs.length > 0 ? 202 : 200, batchSubmittedView(batch), {
+        location: `/batches/${batch.batchId}`,
+      });
+    },
+  });
+
+export const handler = lambdaHttpHandler(makeRetryBatch);

@@ -1,0 +1,22 @@
+import { MAX_UPLOAD_BODY_BYTES, uploadAsset } from '../../shared/app/assets.ts';
+import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import { httpHandler, json } from '../../shared/http/handler.ts';
+import { UploadAssetBody } from '../../shared/http/schemas.ts';
+import type { ApiDeps } from './deps.ts';
+
+/**
+ * POST /assets: `{ path, contentBase64, overwrite? }` onto the active storage
+ * backend. 201 when created, 200 when `overwrite: true` replaced an asset,
+ * 409 asset-exists when it would replace one without it.
+ */
+export const makeUploadAsset = (deps: ApiDeps) =>
+  httpHandler(deps, {
+    body: UploadAssetBody,
+    maxBodyBytes: MAX_UPLOAD_BODY_BYTES,
+    handle: async ({ body }) => {
+      const { asset, replaced } = await uploadAsset(deps, body);
+      return json(replaced ? 200 : 201, { ...asset, replaced });
+    },
+  });
+
+export const handler = lambdaHttpHandler(makeUploadAsset);

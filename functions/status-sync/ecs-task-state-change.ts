@@ -1,0 +1,238 @@
+import type { EventBridgeEvent } from 'aws-lambda';
+import { z } from 'zod';
+import {
+  type EcsHandle,
+  formatEcsHandle,
+  parseEcsHandle,
+  parseGroup,
+  parseStartedBy,
+  type RunAttempt,
+  sameTask,
+} from '../../shared/adapters/ecs/handle.ts';
+import { describeStoppedTask } from '../../shared/adapters/ecs/task-outcome.ts';
+import type { AppDeps } from '../../shared/app/deps.ts';
+import { settleRun } from '../../shared/app/run-updates.ts';
+import { applyBackendStatus } from '../../shared/app/sync-backends.ts';
+import { lambdaHandler } from '../../shared/composition/lambda.ts';
+import { DomainError, NotFoundError } from '../../shared/domain/errors.ts';
+import { amend, isTerminal, type Run } from '../../shared/domain/run.ts';
+import type { BackendStatus } from '../../shared/ports/launcher.ts';
+
+export const ECS_TASK_STATE_CHANGE = 'ECS Task State Change';
+
+/**
+ * The EventBridge rule for this handler: our cluster's task events, only for
+ * tasks the ECS launcher started (their group is `rw:<runId>:<attempt>`).
+ *
+ * @example
+ * new Rule(this, 'EcsTaskEvents', { eventPattern: ecsTaskStateChangePattern(cluster.clusterArn) });
+ */
+export const ecsTaskStateChangePattern = (clusterArn: string) => ({
+  source: ['aws.ecs'],
+  'detail-type': [ECS_TASK_STATE_CHANGE],
+  detail: { clusterArn: [clusterArn], group: [{ prefix: 'rw:' }] },
+});
+
+/** The fields we read; ECS sends many more. */
+const DetailSchema = z.looseObject({
+  taskArn: z.string().min(1),
+  clusterArn: z.string().min(1),
+  lastStatus: z.string().min(1),
+  /** Increases with every change of the task; events may arrive in any order and more than once. */
+  version: z.int().nonnegative().optional(),
+  startedBy: z.string().optional(),
+  group: z.string().optional(),
+  stopCode: z.string().optional(),
+  stoppedReason: z.string().optional(),
+  containers: z
+    .array(
+      z.looseObject({
+        name: z.string(),
+        exitCode: z.int().optional(),
+        reason: z.string().optional(),
+      }),
+    )
+    .optional(),
+});
+type Detail = z.infer<typeof DetailSchema>;
+
+export type EcsTaskStateChangeEvent = EventBridgeEvent<typeof ECS_TASK_STATE_CHANGE, unknown>;
+
+/** What the handler did with one event; returned for tests and logged. */
+export type EcsEventOutcome =
+  | 'applied'
+  | 'recorded'
+  | 'malformed'
+  | 'not_ours'
+  | 'unknown_run'
+  | 'other_attempt'
+  | 'other_task'
+  | 'stale'
+  | 'terminal';
+
+export type EcsTaskStateChangeDeps = Pick<AppDeps, 'store' | 'clock' | 'logger' | 'launchers'> & {
+  /** The runner container in the task definition: its exit code is the run's. */
+  readonly containerName: string;
+};
+
+/** ECS lastStatus → what the run may become. DEACTIVATING…DEPROVISIONING say nothing new: a task that never ran passes through them too. */
+function statusOf(detail: Detail, containerName: string): BackendStatus | undefined {
+  switch (detail.lastStatus) {
+    case 'PROVISIONING':
+    case 'PENDING':
+    case 'ACTIVATING':
+      return { state: 'pending' };
+    case 'RUNNING':
+      return { state: 'running' };
+    case 'STOPPED': {
+      const container = detail.containers?.find((c) => c.name === containerName);
+      const outcome = describeStoppedTask({
+        stopCode: detail.stopCode,
+        stoppedReason: detail.stoppedReason,
+        containerReason: container?.reason,
+        exitCode: container?.exitCode,
+      });
+      return {
+        state: 'exited',
+        ...(outcome.exitCode === undefined ? {} : { exitCode: outcome.exitCode }),
+        ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
+      };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** The run and attempt a task belongs to: the group always says; startedBy when it was not hashed. */
+function runOf(detail: Detail): RunAttempt | undefined {
+  return parseGroup(detail.group) ?? parseStartedBy(detail.startedBy);
+}
+
+/**
+ * EventBridge "ECS Task State Change" → run state. Events come at least once
+ * and out of order, so:
+ * - the run is found from the task's group / startedBy and must be on the
+ *   same attempt and (once recorded) the same task;
+ * - the highest `detail.version` applied is kept in the run's launch handle
+ *   (`…#v<version>`); an event at or below it is ignored;
+ * - the move itself goes through `applyBackendStatus` inside `settleRun`:
+ *   never backwards, never out of a terminal state, cancelled when the run
+ *   had a cancel request;
+ * - a STOPPED task's leftovers (a per-run task definition) are cleaned up,
+ *   also on a duplicate, so a failed cleanup is retried with the event.
+ * A task the dispatcher started but crashed before recording is adopted here.
+ *
+ * @example
+ * export const handler = makeEcsTaskStateChange({ store, clock, logger, launchers, containerName: 'runner' });
+ */
+export function makeEcsTaskStateChange(
+  deps: EcsTaskStateChangeDeps,
+): (event: EcsTaskStateChangeEvent) => Promise<EcsEventOutcome> {
+  const log = deps.logger;
+  return async (event) => {
+    const parsed = DetailSchema.safeParse(event.detail);
+    if (!parsed.success) {
+      log.error('ecs event: malformed detail ignored', { eventId: event.id, issues: parsed.error.issues });
+      return 'malformed';
+    }
+    const detail = parsed.data;
+    const owner = runOf(detail);
+    if (owner === undefined) return 'not_ours';
+    const status = statusOf(detail, deps.containerName);
+    const version = detail.version;
+
+    // Set by the change function (the last call counts: it may be retried). settleRun does not
+    // call it at all for a terminal run.
+    const result: { outcome: EcsEventOutcome } = { outcome: 'terminal' };
+    let settled: Run;
+    try {
+      settled = await settleRun(deps.store, owner.runId, (run) => {
+        result.outcome = decide(run, owner, detail);
+        if (result.outcome !== 'applied') return run;
+        const launch = {
+          backend: 'ecs' as const,
+          intentAt: run.launch?.intentAt ?? deps.clock.now(),
+          handle: formatEcsHandle(withVersion(detail, version)),
+        };
+        const next = status === undefined ? run : applyBackendStatus(run, status, deps.clock.now(), launch);
+        if (next !== run) return next;
+        // No move, but a newer version: remember it so an older event cannot pass for news.
+        if (launch.handle === run.launch?.handle) {
+          result.outcome = 'stale';
+          return run;
+        }
+        result.outcome = 'recorded';
+        return amend(run, deps.clock.now(), { launch });
+      });
+    } catch (error) {
+      if (error instanceof NotFoundError) {
+        log.warn('ecs event for an unknown run ignored', { runId: owner.runId, taskArn: detail.taskArn });
+        return 'unknown_run';
+      }
+      throw error;
+    }
+    const { outcome } = result;
+
+    if (detail.lastStatus === 'STOPPED' && isTerminal(settled.state) && isOurTask(settled, detail)) {
+      await cleanup(deps, settled);
+    }
+    log.info('ecs event', {
+      runId: owner.runId,
+      taskArn: detail.taskArn,
+      lastStatus: detail.lastStatus,
+      version,
+      outcome,
+      state: settled.state,
+    });
+    return outcome;
+  };
+}
+
+function withVersion(detail: Detail, version: number | undefined): EcsHandle {
+  const cluster = detail.clusterArn;
+  return version === undefined
+    ? { cluster, taskArn: detail.taskArn }
+    : { cluster, taskArn: detail.taskArn, version };
+}
+
+const isOurTask = (run: Run, detail: Detail): boolean => {
+  const h = parseEcsHandle(run.launch?.handle);
+  return h !== undefined && sameTask(h.taskArn, detail.taskArn);
+};
+
+function decide(run: Run, owner: RunAttempt, detail: Detail): EcsEventOutcome {
+  if (isTerminal(run.state)) return 'terminal';
+  if (run.launch?.backend !== 'ecs') return 'not_ours';
+  if (run.attempt !== owner.attempt) return 'other_attempt';
+  const recorded = parseEcsHandle(run.launch.handle);
+  if (recorded === undefined) {
+    // Only a run still being dispatched may adopt a task it never recorded.
+    return run.state === 'dispatching' ? 'applied' : 'other_task';
+  }
+  if (!sameTask(recorded.taskArn, detail.taskArn)) return 'other_task';
+  if (detail.version !== undefined && recorded.version !== undefined && detail.version <= recorded.version) {
+    return 'stale';
+  }
+  return 'applied';
+}
+
+async function cleanup(deps: EcsTaskStateChangeDeps, run: Run): Promise<void> {
+  const launcher = deps.launchers.ecs;
+  const handle = run.launch?.handle;
+  if (launcher === undefined || handle === undefined) return;
+  try {
+    await launcher.cleanup(handle, run);
+  } catch (error) {
+    // Retryable: throw, so EventBridge delivers the event again and the cleanup is retried.
+    if (error instanceof DomainError && !error.retryable) {
+      deps.logger.error('ecs event: cleanup refused', { runId: run.id, error: error as Error });
+      return;
+    }
+    throw error;
+  }
+}
+
+/** The EventBridge rule's target; the runner container is named by ECS_CONTAINER_NAME (default `runner`). */
+export const handler = lambdaHandler((deps) =>
+  makeEcsTaskStateChange({ ...deps, containerName: deps.ecsContainerName }),
+);

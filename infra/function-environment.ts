@@ -1,0 +1,64 @@
+import type { EnvironmentConfig } from './config.ts';
+
+/** Namespace of the metrics the stack derives from logs (and of Powertools metrics, when handlers emit them). */
+export const METRIC_NAMESPACE = 'RemoteWorker';
+
+export interface FunctionEnvironmentInputs {
+  readonly config: EnvironmentConfig;
+  readonly tableName: string;
+  readonly dispatchQueueUrl: string;
+  readonly relayQueueUrl: string;
+  readonly assetBucket: string;
+  readonly runLogGroup: string;
+  readonly cluster: string;
+  readonly executionRoleArn: string;
+  /** Runner image → its task definition family; the dispatcher launches `ecs` runs from these. */
+  readonly taskDefinitions: Readonly<Record<string, string>>;
+  /** The runner container in every task definition (RUNNER_CONTAINER_NAME). */
+  readonly containerName: string;
+  /** The awslogs stream prefix of that container (RUNNER_LOG_STREAM_PREFIX). */
+  readonly logStreamPrefix: string;
+  /** Family prefix of the per-run task definitions the launcher registers, and IAM allows. */
+  readonly perRunFamilyPrefix: string;
+}
+
+/** Settings are strings in the environment: lists comma-joined, which loadSettings splits again. */
+function settingValue(value: unknown): string {
+  if (Array.isArray(value)) return value.map(String).join(',');
+  return String(value);
+}
+
+/**
+ * The environment every handler gets: exactly the variables the AWS
+ * composition root validates at cold start (`AwsEnvironmentSchema` in
+ * shared/composition/aws.ts), plus each runner setting the operator wrote in
+ * cdk.json and the ECS settings the stack owns, upper-cased as loadSettings
+ * reads them. Setting defaults are not copied: they stay in
+ * shared/config/settings.ts.
+ */
+export function functionEnvironment(inputs: FunctionEnvironmentInputs): Record<string, string> {
+  const settings: Record<string, unknown> = {
+    ...inputs.config.rawSettings,
+    ansible_ecs_cluster: inputs.cluster,
+    // One id or several, comma-separated: ecsNetworkFromSettings splits them.
+    ansible_ecs_subnet_id: inputs.config.network.runnerSubnetIds,
+    ansible_ecs_security_group_ids: inputs.config.network.runnerSecurityGroupIds,
+    ansible_ecs_execution_role_arn: inputs.executionRoleArn,
+  };
+  const env: Record<string, string> = {
+    RUNS_TABLE: inputs.tableName,
+    DISPATCH_QUEUE_URL: inputs.dispatchQueueUrl,
+    RELAY_QUEUE_URL: inputs.relayQueueUrl,
+    ASSET_BUCKET: inputs.assetBucket,
+    LOG_GROUP: inputs.runLogGroup,
+    ECS_TASK_DEFINITIONS: JSON.stringify(inputs.taskDefinitions),
+    ECS_CONTAINER_NAME: inputs.containerName,
+    ECS_LOG_STREAM_PREFIX: inputs.logStreamPrefix,
+    ECS_TASK_FAMILY_PREFIX: inputs.perRunFamilyPrefix,
+    LOG_LEVEL: 'INFO',
+  };
+  for (const [key, value] of Object.entries(settings)) {
+    if (value !== undefined) env[key.toUpperCase()] = settingValue(value);
+  }
+  return env;
+}

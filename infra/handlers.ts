@@ -1,0 +1,104 @@
+import type { RouteKey } from '../functions/api/routes.ts';
+
+/**
+ * Every Lambda handler the stack deploys and what each may touch. A route
+ * added to API_ROUTES does not compile here until it is given a handler and
+ * its access, so no route ships with a guessed policy.
+ */
+export type Access =
+  | 'table:read'
+  | 'table:write'
+  | 'dispatch:send'
+  | 'relay:send'
+  | 'assets:read'
+  | 'assets:write'
+  | 'run-logs:read'
+  | 'ecs:launch'
+  | 'ecs:observe'
+  | 'ecs:cleanup'
+  | 'secrets:describe';
+
+export interface HandlerSpec {
+  /** Project-relative module whose `handler` export is the Lambda handler. */
+  readonly entry: string;
+  readonly description: string;
+  readonly access: readonly Access[];
+  readonly timeoutSeconds?: number;
+  readonly memoryMiB?: number;
+}
+
+const api = (file: string, description: string, access: readonly Access[]): HandlerSpec => ({
+  entry: `functions/api/${file}.ts`,
+  description,
+  access,
+});
+
+const READ: readonly Access[] = ['table:read'];
+const WRITE: readonly Access[] = ['table:read', 'table:write'];
+const SUBMIT: readonly Access[] = [...WRITE, 'dispatch:send', 'assets:read'];
+
+export const API_HANDLERS = {
+  'GET /healthz': api('healthz', 'Liveness', []),
+  'PUT /targets/{id}': api('put-target', 'Create or replace a target', WRITE),
+  'GET /targets': api('list-targets', 'List targets', READ),
+  'GET /targets/{id}': api('get-target', 'Read a target', READ),
+  'DELETE /targets/{id}': api('delete-target', 'Delete a target', WRITE),
+  'GET /inventory': api('get-inventory', 'Ansible inventory from the registry', READ),
+  'POST /runs': api('submit-run', 'Submit a run', SUBMIT),
+  'GET /runs': api('list-runs', 'List runs', READ),
+  'GET /runs/{id}': api('get-run', 'Read a run', READ),
+  'GET /runs/{id}/logs': api('get-run-logs', "Read a run's output", [...READ, 'run-logs:read']),
+  'POST /runs/{id}/cancel': api('cancel-run', 'Request cancellation of a run', WRITE),
+  'POST /batches': api('submit-batch', 'Submit a batch', SUBMIT),
+  'GET /batches/{id}': api('get-batch', 'Roll up the states of a batch', READ),
+  'POST /batches/{id}/retry': api('retry-batch', 'Retry the failed runs of a batch', SUBMIT),
+  'POST /assets': api('upload-asset', 'Upload an asset', ['assets:read', 'assets:write']),
+  'GET /assets': api('list-assets', 'List assets', ['assets:read']),
+  'GET /openapi.json': api('get-openapi', 'The OpenAPI document', []),
+} as const satisfies Record<RouteKey, HandlerSpec>;
+
+/** Seconds; the dispatch queue's visibility timeout is six times this. */
+export const DISPATCHER_TIMEOUT_SECONDS = 60;
+/** Seconds; the dead-letter queues' visibility timeout is six times this. */
+export const DEAD_LETTER_TIMEOUT_SECONDS = 30;
+
+export const WORKER_HANDLERS = {
+  DispatchRuns: {
+    entry: 'functions/dispatcher/dispatch-runs.ts',
+    description: 'Claims queued runs and launches them on their runner',
+    access: [
+      ...WRITE,
+      'relay:send',
+      'assets:read',
+      'ecs:launch',
+      'ecs:observe',
+      'ecs:cleanup',
+      'secrets:describe',
+    ],
+    timeoutSeconds: DISPATCHER_TIMEOUT_SECONDS,
+  },
+  SettleDeadLetters: {
+    entry: 'functions/dispatcher/settle-dead-letters.ts',
+    description: 'Fails the runs whose messages reached a dead-letter queue',
+    access: WRITE,
+    timeoutSeconds: DEAD_LETTER_TIMEOUT_SECONDS,
+  },
+  EcsTaskStateChange: {
+    entry: 'functions/status-sync/ecs-task-state-change.ts',
+    description: 'Applies ECS task state changes to runs',
+    access: [...WRITE, 'ecs:cleanup'],
+    timeoutSeconds: 30,
+  },
+  ReconcileRuns: {
+    entry: 'functions/status-sync/reconcile-runs.ts',
+    description: 'Settles runs whose events were missed and times out runs past their deadline',
+    access: [...WRITE, 'dispatch:send', 'ecs:observe', 'ecs:cleanup'],
+    timeoutSeconds: 300,
+  },
+} as const satisfies Record<string, HandlerSpec>;
+
+/** `functions/api/submit-run.ts` → `SubmitRun`: the construct id of the handler's function. */
+export const constructIdOf = (entry: string): string =>
+  (entry.split('/').at(-1) ?? entry)
+    .replace(/\.ts$/, '')
+    .replace(/(^|-)([a-z0-9])/g, (_m, _sep, c: string) => c.toUpperCase());

@@ -1,0 +1,136 @@
+import type { TaskStopCode } from '@aws-sdk/client-ecs';
+
+/**
+ * Turns what ECS says about a stopped task into an exit code and one human
+ * reason. Pure: the launcher (DescribeTasks) and the status sync (EventBridge
+ * "ECS Task State Change") both feed it the same four facts.
+ *
+ * @example
+ * describeStoppedTask({ stopCode: 'TaskFailedToStart', stoppedReason: 'CannotPullContainerError: pull access denied' })
+ * // { succeeded: false, reason: 'image pull failed: pull access denied' }
+ */
+export interface StoppedTaskFacts {
+  readonly stopCode?: string | undefined;
+  readonly stoppedReason?: string | undefined;
+  /** `reason` of the runner container. */
+  readonly containerReason?: string | undefined;
+  /** `exitCode` of the runner container. */
+  readonly exitCode?: number | undefined;
+}
+
+export interface TaskOutcome {
+  /** Exit 0 with nothing wrong: the run succeeded. */
+  readonly succeeded: boolean;
+  readonly exitCode?: number;
+  /** Absent for a clean exit 0. */
+  readonly reason?: string;
+}
+
+/** Longest reason we keep: ECS reasons can quote whole registry answers. */
+const MAX_REASON = 500;
+
+/**
+ * ECS error classes that open a container `reason` or a task `stoppedReason`
+ * ("CannotPullContainerError: …"). Order matters: the more specific first.
+ */
+const ERROR_CLASSES: readonly (readonly [prefix: string, meaning: string])[] = [
+  ['CannotPullContainerError', 'image pull failed'],
+  ['CannotCreateContainerError', 'the container could not be created'],
+  ['CannotStartContainerError', 'the container could not start'],
+  ['CannotInspectContainerError', 'the container runtime could not inspect the container'],
+  ['ContainerRuntimeTimeoutError', 'the container runtime timed out'],
+  ['ContainerRuntimeError', 'the container runtime failed'],
+  [
+    'ResourceInitializationError',
+    'the task could not be initialised (secrets, registry credentials, log driver or network)',
+  ],
+  ['OutOfMemoryError', 'out of memory'],
+  ['InternalError', 'ECS reported an internal error'],
+];
+
+const STOP_CODES = {
+  TaskFailedToStart: 'the task failed to start',
+  EssentialContainerExited: 'the runner container exited',
+  UserInitiated: 'the task was stopped on request',
+  ServiceSchedulerInitiated: 'the ECS scheduler stopped the task',
+  SpotInterruption: 'Fargate Spot reclaimed the capacity (spot interruption)',
+  TerminationNotice: "the task's host was retired (termination notice)",
+  InfrastructureHealth: 'ECS stopped the task because its infrastructure was unhealthy',
+} as const satisfies Record<TaskStopCode, string>;
+
+/** Exit codes with a meaning of their own: the task shim's (runners/shim/main.ts) and signals. */
+function exitCodeMeaning(code: number): string | undefined {
+  switch (code) {
+    case 124:
+      return 'the run hit its timeout inside the task';
+    case 125:
+      return 'the task shim failed before the tool ran';
+    case 127:
+      return 'the tool could not be started';
+    case 137:
+      return 'killed by SIGKILL, often out of memory';
+    case 143:
+      return 'terminated by SIGTERM';
+    default:
+      return code > 128 && code < 160 ? `killed by signal ${code - 128}` : undefined;
+  }
+}
+
+function classify(text: string | undefined): string | undefined {
+  const trimmed = text?.trim();
+  if (trimmed === undefined || trimmed === '') return undefined;
+  for (const [prefix, meaning] of ERROR_CLASSES) {
+    if (trimmed.startsWith(prefix)) {
+      const detail = trimmed
+        .slice(prefix.length)
+        .replace(/^[:\s]+/, '')
+        .trim();
+      return detail === '' ? meaning : `${meaning}: ${detail}`;
+    }
+  }
+  return undefined;
+}
+
+const clip = (text: string): string =>
+  text.length <= MAX_REASON ? text : `${text.slice(0, MAX_REASON - 1)}…`;
+
+/** ECS's own words that add nothing to the stop code's meaning. */
+const GENERIC_REASONS = new Set(['', 'Essential container in task exited', 'Task stopped by user']);
+
+export function describeStoppedTask(facts: StoppedTaskFacts): TaskOutcome {
+  const { exitCode } = facts;
+  const withCode = (reason: string | undefined): TaskOutcome => {
+    const out: { succeeded: boolean; exitCode?: number; reason?: string } = {
+      succeeded: exitCode === 0 && reason === undefined,
+    };
+    if (exitCode !== undefined) out.exitCode = exitCode;
+    if (reason !== undefined) out.reason = clip(reason);
+    return out;
+  };
+
+  // A named ECS error is the most specific thing anyone can be told.
+  const classified = classify(facts.containerReason) ?? classify(facts.stoppedReason);
+  if (classified !== undefined) return withCode(classified);
+
+  const stopCode = facts.stopCode;
+  const stoppedReason = facts.stoppedReason?.trim() ?? '';
+  const meaning = stopCode === undefined ? undefined : (STOP_CODES as Record<string, string>)[stopCode];
+
+  if (exitCode !== undefined) {
+    if (exitCode === 0 && stopCode !== 'SpotInterruption' && stopCode !== 'TaskFailedToStart') {
+      return withCode(undefined);
+    }
+    const extra = exitCodeMeaning(exitCode);
+    const base = `the runner container exited with code ${exitCode}${extra === undefined ? '' : ` (${extra})`}`;
+    if (stopCode === undefined || stopCode === 'EssentialContainerExited') return withCode(base);
+    return withCode(`${meaning ?? `stopped (${stopCode})`}${detailOf(stoppedReason)}; ${base}`);
+  }
+
+  if (meaning !== undefined) return withCode(`${meaning}${detailOf(stoppedReason)}`);
+  if (stopCode !== undefined) return withCode(`the task stopped (${stopCode})${detailOf(stoppedReason)}`);
+  if (stoppedReason !== '') return withCode(`the task stopped: ${stoppedReason}`);
+  return withCode('the task stopped without an exit code or a reason');
+}
+
+const detailOf = (stoppedReason: string): string =>
+  GENERIC_REASONS.has(stoppedReason) ? '' : `: ${stoppedReason}`;

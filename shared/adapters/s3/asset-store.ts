@@ -1,0 +1,198 @@
+import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { assetPathProblem } from '../../domain/asset-path.ts';
+import {
+  AssetExistsError,
+  AssetNotFoundError,
+  AssetOutsideRootError,
+  ValidationError,
+} from '../../domain/errors.ts';
+import { assetTypeOf } from '../../domain/task.ts';
+import type {
+  AssetInfo,
+  AssetLocation,
+  AssetStore,
+  PutAssetOptions,
+  PutAssetResult,
+} from '../../ports/asset-store.ts';
+
+const DEFAULT_MAX_ENTRIES = 10_000;
+/** S3 refuses keys over 1,024 bytes. */
+const MAX_KEY_BYTES = 1024;
+
+let sharedClient: S3Client | undefined;
+/** One client per cold start, shared by every store built without an injected client. */
+const defaultClient = (): S3Client => {
+  sharedClient ??= new S3Client({});
+  return sharedClient;
+};
+
+/** `a\b` and `a/b` alike: a Windows-style path must not slip a `..` past the check. */
+const segmentsOf = (path: string): string[] => path.split(/[/\\]/);
+
+/** Why a relative asset path may not be used, as the error to throw; undefined when it is fine. */
+function pathProblem(path: string): Error | undefined {
+  if (path.includes('\0')) {
+    return new ValidationError('Asset path must not contain NUL', [
+      { path: 'asset', message: 'contains NUL' },
+    ]);
+  }
+  if (path.length === 0) return new AssetNotFoundError('Asset path is empty');
+  if (path.startsWith('/') || path.startsWith('\\') || /^[A-Za-z]:/.test(path)) {
+    return new AssetOutsideRootError(
+      `Asset path "${path}" is absolute; give a path relative to the asset root`,
+    );
+  }
+  const segments = segmentsOf(path);
+  if (segments.includes('..')) {
+    return new AssetOutsideRootError(`Asset path "${path}" resolves outside the asset root`);
+  }
+  // Hidden files (`.git/…`, `.env`) are never served, as in the local store; `a//b` names no real file.
+  if (segments.some((s) => s.startsWith('.') || s === '')) {
+    return new AssetNotFoundError(`Asset "${path}" does not exist`);
+  }
+  return undefined;
+}
+
+export interface S3AssetStoreOptions {
+  readonly bucket: string;
+  /** Key prefix the asset root lives under (`assets/` …); empty for the bucket root. */
+  readonly prefix?: string;
+  /** Defaults to one client per process, configured from the environment (AWS_REGION, AWS_ENDPOINT_URL …). */
+  readonly client?: S3Client;
+  readonly maxEntries?: number;
+  /** Keys per ListObjectsV2 page (S3's default and maximum is 1,000). */
+  readonly pageSize?: number;
+}
+
+/**
+ * AssetStore over an S3 bucket and prefix. Paths are relative to the prefix;
+ * absolute paths and `..` segments are refused with AssetOutsideRootError
+ * (S3 keys are plain strings, so nothing is normalised: `a/./b` and hidden
+ * segments are treated as absent, as LocalAssetStore does).
+ *
+ * `locate` answers `{ kind: 'url', url: 's3://<bucket>/<key>' }` after a HEAD
+ * proves the object exists. The task shim fetches only http(s) URLs today,
+ * so a runner needs an s3 fetcher (or a presigned GET URL, which needs
+ * `@aws-sdk/s3-request-presigner`) before it can use these locations.
+ *
+ * `put` is one PutObject, so readers see the old object or the new one;
+ * without `overwrite` it sends `If-None-Match: *` and S3 itself refuses to
+ * replace an existing key (412 → AssetExistsError).
+ *
+ * @example
+ * const assets = new S3AssetStore({ bucket: 'rw-assets', prefix: 'playbooks/' });
+ * await assets.locate('hello/site.yml'); // { kind: 'url', url: 's3://rw-assets/playbooks/hello/site.yml' }
+ * await assets.put('tools/setup.sh', bytes); // AssetExistsError when it is already there
+ */
+export class S3AssetStore implements AssetStore {
+  readonly #client: S3Client;
+  readonly #bucket: string;
+  readonly #prefix: string;
+  readonly #maxEntries: number;
+  readonly #pageSize: number | undefined;
+
+  constructor(options: S3AssetStoreOptions) {
+    if (options.bucket.length === 0) throw new ValidationError('bucket must not be empty');
+    this.#client = options.client ?? defaultClient();
+    this.#bucket = options.bucket;
+    const trimmed = (options.prefix ?? '').replace(/^\/+/, '');
+    this.#prefix = trimmed === '' || trimmed.endsWith('/') ? trimmed : `${trimmed}/`;
+    this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
+    this.#pageSize = options.pageSize;
+  }
+
+  async locate(path: string): Promise<AssetLocation> {
+    const problem = pathProblem(path);
+    if (problem !== undefined) throw problem;
+    const key = this.#prefix + path;
+    if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) {
+      throw new AssetNotFoundError(`Asset "${path}" does not exist`);
+    }
+    try {
+      await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: key }));
+    } catch (error) {
+      // HEAD has no body, so a missing key arrives as NotFound (404), not NoSuchKey — as does a missing bucket.
+      const name = error instanceof Error ? error.name : '';
+      if (name === 'NotFound' || name === 'NoSuchKey') {
+        throw new AssetNotFoundError(`Asset "${path}" does not exist`, { cause: error });
+      }
+      throw error;
+    }
+    return { kind: 'url', url: `s3://${this.#bucket}/${key}` };
+  }
+
+  async put(path: string, bytes: Uint8Array, options: PutAssetOptions = {}): Promise<PutAssetResult> {
+    const problem = assetPathProblem(path);
+    if (problem?.code === 'outside_root')
+      throw new AssetOutsideRootError(`Asset path "${path}" ${problem.message}`);
+    if (problem !== undefined) {
+      throw new ValidationError(`Asset path "${path}" ${problem.message}`, [
+        { path: 'path', message: problem.message },
+      ]);
+    }
+    const key = this.#prefix + path;
+    const overwrite = options.overwrite === true;
+    // Only to report `replaced`; the write itself does not depend on it.
+    const replaced = overwrite && (await this.#exists(key));
+    try {
+      await this.#client.send(
+        new PutObjectCommand({
+          Bucket: this.#bucket,
+          Key: key,
+          Body: bytes,
+          ContentLength: bytes.byteLength,
+          ...(overwrite ? {} : { IfNoneMatch: '*' }),
+        }),
+      );
+    } catch (error) {
+      // 412: the key exists. 409: a concurrent conditional write to the same key won the race.
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (!overwrite && (status === 412 || status === 409)) {
+        throw new AssetExistsError(`Asset "${path}" already exists; upload with overwrite to replace it`, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
+    return { asset: { path, size: bytes.byteLength, type: assetTypeOf(path) ?? 'other' }, replaced };
+  }
+
+  /**
+   * Every object under the prefix that `locate` would serve, sorted by path,
+   * at most `maxEntries` (10,000 by default). Folder markers (keys ending in
+   * `/`) are skipped.
+   */
+  async list(): Promise<readonly AssetInfo[]> {
+    const found: AssetInfo[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.#client.send(
+        new ListObjectsV2Command({
+          Bucket: this.#bucket,
+          ...(this.#prefix === '' ? {} : { Prefix: this.#prefix }),
+          ...(token === undefined ? {} : { ContinuationToken: token }),
+          ...(this.#pageSize === undefined ? {} : { MaxKeys: this.#pageSize }),
+        }),
+      );
+      for (const object of page.Contents ?? []) {
+        if (object.Key === undefined || !object.Key.startsWith(this.#prefix)) continue;
+        const path = object.Key.slice(this.#prefix.length);
+        if (path.endsWith('/') || pathProblem(path) !== undefined) continue;
+        found.push({ path, size: object.Size ?? 0, type: assetTypeOf(path) ?? 'other' });
+        if (found.length >= this.#maxEntries) break;
+      }
+      token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
+    } while (token !== undefined && found.length < this.#maxEntries);
+    return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  async #exists(key: string): Promise<boolean> {
+    try {
+      await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: key }));
+      return true;
+    } catch (error) {
+      if (error instanceof Error && (error.name === 'NotFound' || error.name === 'NoSuchKey')) return false;
+      throw error;
+    }
+  }
+}

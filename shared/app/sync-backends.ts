@@ -1,0 +1,163 @@
+import { isTerminal, type LaunchRecord, type Run, type RunState, transition } from '../domain/run.ts';
+import type { BackendStatus } from '../ports/launcher.ts';
+import type { AppDeps } from './deps.ts';
+import { settleRun } from './run-updates.ts';
+
+/** How far along a run is; a backend observation may only move it to a higher rank. */
+const RANK: Record<RunState, number> = {
+  queued: 0,
+  dispatching: 1,
+  launched: 2,
+  running: 3,
+  succeeded: 4,
+  failed: 4,
+  cancelled: 4,
+  timed_out: 4,
+  refused: 4,
+};
+
+const capitalise = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
+
+/**
+ * Fold one observation of the backend task into the run — the one rule the
+ * ECS event handler and the sweep below share. Returns the same object when
+ * there is nothing to do, so `settleRun` writes nothing: a late or repeated
+ * observation never moves a run backwards, and a terminal run never changes.
+ * `launch` replaces the run's launch record on any move (it adopts the task
+ * when the dispatcher died before recording it).
+ *
+ * @example
+ * await settleRun(store, run.id, (r) => applyBackendStatus(r, { state: 'running' }, clock.now()));
+ */
+export function applyBackendStatus(
+  run: Run,
+  status: BackendStatus,
+  at: string,
+  launch: LaunchRecord | undefined = run.launch,
+): Run {
+  if (isTerminal(run.state) || run.state === 'queued') return run;
+  const patch = launch === undefined ? {} : { patch: { launch } };
+  // dispatching → running/succeeded is not a move the state machine allows: pass through launched.
+  const launched = (r: Run): Run => (r.state === 'dispatching' ? transition(r, 'launched', at, patch) : r);
+
+  switch (status.state) {
+    case 'self_reporting':
+      return run;
+    case 'pending':
+      return RANK[run.state] < RANK.launched ? launched(run) : run;
+    case 'running':
+      return RANK[run.state] < RANK.running ? transition(launched(run), 'running', at, patch) : run;
+    case 'exited': {
+      const succeeded = status.exitCode === 0 && status.reason === undefined;
+      const exit = status.exitCode === undefined ? {} : { exitCode: status.exitCode };
+      const options = (reason: string | undefined) => ({
+        ...(reason === undefined ? {} : { reason }),
+        patch: { ...patch.patch, ...exit },
+      });
+      if (run.cancelRequested && !succeeded) {
+        return transition(launched(run), 'cancelled', at, options('Cancelled; the task was stopped'));
+      }
+      if (succeeded) return transition(launched(run), 'succeeded', at, options(undefined));
+      const reason =
+        status.reason ??
+        (status.exitCode === undefined
+          ? 'The task ended without an exit code'
+          : `The task exited with code ${status.exitCode}`);
+      return transition(launched(run), 'failed', at, options(capitalise(reason)));
+    }
+    case 'missing':
+      return run.cancelRequested
+        ? transition(run, 'cancelled', at, { reason: `Cancelled; ${status.reason}` })
+        : transition(run, 'failed', at, { reason: capitalise(status.reason) });
+  }
+}
+
+export interface SyncBackendsOptions {
+  /** Ask the backend about a run only when its record has not changed for this long (events keep fresh runs current). */
+  readonly staleAfterSeconds: number;
+  /** A task the backend does not know yet may be eventual consistency: fail it as missing only after this long. */
+  readonly missingGraceSeconds: number;
+  /** Passed to `cancel` for runs with a cancel request. */
+  readonly cancelGraceSeconds?: number;
+  /** At most this many runs per sweep. */
+  readonly limit?: number;
+}
+
+export interface SyncBackendsReport {
+  /** Runs moved forward but not finished (adopted or found running). */
+  readonly advanced: readonly string[];
+  /** Runs settled terminal from what the backend said. */
+  readonly settled: readonly string[];
+  /** Runs whose backend task was asked to stop because of a cancel request. */
+  readonly stopped: readonly string[];
+}
+
+const SYNCED_STATES: ReadonlySet<RunState> = new Set(['dispatching', 'launched', 'running']);
+
+/**
+ * The polling half of the status sync, behind the ECS events: for runs in
+ * `dispatching`/`launched`/`running` that carry a backend handle, ask the
+ * launcher and settle the run — adopt a running task, settle an exited one
+ * with its exit code and reason, fail one the backend no longer knows. It also
+ * forwards cancel requests to the backend (the API only sets the flag). Every
+ * write is conditional (settleRun), so it is safe beside the event handler.
+ *
+ * @example
+ * const report = await syncBackends(deps, { staleAfterSeconds: 60, missingGraceSeconds: 120 });
+ */
+export async function syncBackends(
+  deps: Pick<AppDeps, 'store' | 'launchers' | 'clock' | 'logger'>,
+  options: SyncBackendsOptions,
+): Promise<SyncBackendsReport> {
+  const advanced: string[] = [];
+  const settled: string[] = [];
+  const stopped: string[] = [];
+  const nowMs = deps.clock.nowMs();
+  for (const run of await deps.store.listActiveRuns(options.limit ?? 1000)) {
+    const handle = run.launch?.handle;
+    const launcher = run.launch === undefined ? undefined : deps.launchers[run.launch.backend];
+    if (!SYNCED_STATES.has(run.state) || handle === undefined || launcher === undefined) continue;
+    const quietMs = nowMs - Date.parse(run.updatedAt);
+    if (!run.cancelRequested && quietMs < options.staleAfterSeconds * 1000) continue;
+
+    let status: BackendStatus;
+    try {
+      status = await launcher.status(handle, run);
+    } catch (error) {
+      deps.logger.warn('sync: backend status failed', { runId: run.id, error: error as Error });
+      continue;
+    }
+    if (status.state === 'self_reporting') continue;
+    if (status.state === 'missing' && quietMs < options.missingGraceSeconds * 1000) continue;
+
+    if (run.cancelRequested && (status.state === 'pending' || status.state === 'running')) {
+      try {
+        await launcher.cancel(handle, run, options.cancelGraceSeconds ?? 30);
+        stopped.push(run.id);
+      } catch (error) {
+        deps.logger.warn('sync: backend cancel failed', { runId: run.id, error: error as Error });
+      }
+    }
+
+    let changed = false;
+    const after = await settleRun(deps.store, run.id, (r) => {
+      // The handle moved on (a new attempt) since the status was asked: the answer is about another task.
+      const next = r.launch?.handle === handle ? applyBackendStatus(r, status, deps.clock.now()) : r;
+      changed = next !== r;
+      return next;
+    });
+    if (!changed) continue;
+    if (isTerminal(after.state)) {
+      settled.push(run.id);
+      await launcher.cleanup(handle, after).catch((error: unknown) => {
+        deps.logger.warn('sync: backend cleanup failed', { runId: run.id, error: error as Error });
+      });
+    } else {
+      advanced.push(run.id);
+    }
+  }
+  if (advanced.length + settled.length + stopped.length > 0) {
+    deps.logger.info('synced runs with their backends', { advanced, settled, stopped });
+  }
+  return { advanced, settled, stopped };
+}

@@ -1,0 +1,56 @@
+import { assetTypeOf } from './task.ts';
+
+/**
+ * Rules for the path an uploaded asset is stored under. Paths are keys on
+ * every backend (a file under the local root, an S3/Blob/GCS object key), so
+ * they are kept portable: `/`-separated, relative, no `.`/`..` segments, no
+ * hidden segments (`.git`, `.env` are never served), no control characters,
+ * and an extension some wrapper knows how to run.
+ */
+export const ASSET_EXTENSIONS = ['.yml', '.yaml', '.sh', '.ps1', '.rpm', '.deb'] as const;
+
+export const MAX_ASSET_PATH_LENGTH = 1024;
+const MAX_SEGMENT_LENGTH = 255;
+
+export interface AssetPathProblem {
+  /** `outside_root`: the path would leave the storage root; `invalid`: anything else. */
+  readonly code: 'outside_root' | 'invalid';
+  readonly message: string;
+}
+
+/**
+ * Why `path` cannot name an uploaded asset, or undefined when it can.
+ *
+ * @example
+ * assetPathProblem('hello/site.yml') // undefined
+ * assetPathProblem('../etc/passwd')  // { code: 'outside_root', … }
+ */
+export function assetPathProblem(path: string): AssetPathProblem | undefined {
+  const invalid = (message: string): AssetPathProblem => ({ code: 'invalid', message });
+  if (path.length === 0) return invalid('is empty');
+  if (path.length > MAX_ASSET_PATH_LENGTH)
+    return invalid(`is longer than ${MAX_ASSET_PATH_LENGTH} characters`);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused here.
+  if (/[\u0000-\u001f\u007f]/.test(path)) return invalid('contains a control character');
+  if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) {
+    return { code: 'outside_root', message: 'is absolute; give a path relative to the asset root' };
+  }
+  if (path.includes('\\')) return invalid('uses a backslash; separate directories with /');
+  const segments = path.split('/');
+  if (segments.includes('..')) {
+    return { code: 'outside_root', message: 'contains a .. segment, which would leave the asset root' };
+  }
+  for (const segment of segments) {
+    if (segment === '') return invalid('has an empty segment (a leading, trailing or doubled /)');
+    if (segment === '.') return invalid('contains a . segment');
+    if (segment.startsWith('.'))
+      return invalid(`has a hidden segment (${segment}); hidden files are never served`);
+    if (segment.length > MAX_SEGMENT_LENGTH)
+      return invalid(`has a segment longer than ${MAX_SEGMENT_LENGTH} characters`);
+    if (segment.trim() !== segment) return invalid('has a segment that starts or ends with a space');
+  }
+  if (assetTypeOf(path) === undefined) {
+    return invalid(`must end in one of ${ASSET_EXTENSIONS.join(' ')}`);
+  }
+  return undefined;
+}

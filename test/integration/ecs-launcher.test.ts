@@ -1,0 +1,495 @@
+import {
+  ClientException,
+  CreateClusterCommand,
+  DescribeTaskDefinitionCommand,
+  DescribeTasksCommand,
+  ECSClient,
+  ListTaskDefinitionsCommand,
+  ListTasksCommand,
+  RegisterTaskDefinitionCommand,
+  type RunTaskCommandInput,
+} from '@aws-sdk/client-ecs';
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  EcsLauncher,
+  type EcsLauncherOptions,
+  ecsNetworkFromSettings,
+  RUN_ID_TAG,
+} from '../../shared/adapters/ecs/launcher.ts';
+import { describeSecretArn } from '../../shared/adapters/ecs/secret-arn.ts';
+import { LocalAssetStore } from '../../shared/adapters/local/asset-store.ts';
+import { SecretsManagerSecretSource } from '../../shared/adapters/secrets-manager/secret-source.ts';
+import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
+import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
+import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
+import { cancelRun } from '../../shared/app/runs.ts';
+import { syncBackends } from '../../shared/app/sync-backends.ts';
+import { prepareTask } from '../../shared/app/task-prep.ts';
+import { loadSettings } from '../../shared/config/settings.ts';
+import { LauncherUnavailableError, LaunchRejectedError } from '../../shared/domain/errors.ts';
+import { newRun, type Run, type SecretBinding, transition } from '../../shared/domain/run.ts';
+import type { TaskSpec } from '../../shared/domain/task.ts';
+import { newId } from '../../shared/ids.ts';
+import { type MotoServer, startMoto } from '../support/moto.ts';
+import {
+  createQueuedRun,
+  ManualClock,
+  markLaunched,
+  PLAYBOOKS_ROOT,
+  silentLogger,
+  vmTarget,
+} from '../unit/app/harness.ts';
+import { defaultNetwork, freezeEcsTasks } from './ecs-moto.ts';
+
+/**
+ * EcsLauncher against moto's ECS. Where moto differs from AWS (each test that
+ * depends on it says so):
+ * - it ignores `clientToken` (the same token twice makes two tasks), so
+ *   idempotency is proven through ListTasks by startedBy, which it honours;
+ * - it needs `memory` on the container definition, `launchType: 'FARGATE'`
+ *   and `securityGroups` in the awsvpc configuration (else an HTML 500);
+ * - with the manual state transition a task stays RUNNING from RunTask on;
+ *   StopTask makes it STOPPED at once with no `stopCode`, and the container
+ *   reports `exitCode: 0` even though it never ran;
+ * - ListTasks returns stopped tasks without `desiredStatus: 'STOPPED'`;
+ * - DescribeTasks leaves an unknown task out without a MISSING failure;
+ * - it does not enforce the 8,192-character override limit or the 36-character
+ *   startedBy limit (the launcher checks both itself).
+ */
+/** The HTTP request body as sent, whatever form the SDK built it in. */
+const bodyText = (body: unknown): string => {
+  if (typeof body === 'string') return body;
+  if (body instanceof Uint8Array) return Buffer.from(body).toString('utf8');
+  throw new Error(`unexpected request body type ${Object.prototype.toString.call(body)}`);
+};
+
+describe('EcsLauncher on moto', () => {
+  const SECRET_VALUE = 'hunter2-do-not-leak-7f3a';
+  const CLUSTER = 'remote-worker';
+  const IMAGE = 'chrweav/ansible-cloud';
+  const FAMILY = 'remote-worker-ansible-cloud';
+
+  let moto: MotoServer;
+  let ecs: ECSClient;
+  let secretsManager: SecretsManagerClient;
+  let db: SqliteDatabase;
+  let store: SqliteRunStore;
+  let network: { subnet: string; securityGroup: string };
+  /** Every ECS request the launchers sent: command name, input and the raw HTTP body. */
+  const sent: { command: string; input: unknown; body: string }[] = [];
+
+  const launcher = (overrides: Partial<EcsLauncherOptions> = {}) =>
+    new EcsLauncher({
+      ecs,
+      cluster: CLUSTER,
+      taskDefinitions: { [IMAGE]: FAMILY },
+      containerName: 'runner',
+      // From the operator's settings, as the composition root builds it.
+      network: ecsNetworkFromSettings(
+        loadSettings({
+          env: {
+            ANSIBLE_ECS_SUBNET_ID: network.subnet,
+            ANSIBLE_ECS_SECURITY_GROUP_IDS: network.securityGroup,
+          },
+        }),
+      )!,
+      prepare: (run) =>
+        prepareTask(
+          {
+            store,
+            assets: new LocalAssetStore({ root: PLAYBOOKS_ROOT }),
+            // The real adapter: prepareTask does read the value; the launcher must never send it.
+            secrets: new SecretsManagerSecretSource({ client: secretsManager, ttlSeconds: 0 }),
+          },
+          run,
+        ),
+      secretArn: describeSecretArn(secretsManager),
+      logs: new SqliteLogStore({ db }),
+      ...overrides,
+    });
+
+  /** A run as the dispatcher hands it to a launcher: claimed, attempt 1. */
+  const dispatchingRun = (
+    input: { secrets?: SecretBinding[]; extraVars?: Record<string, unknown>; attempt?: number } = {},
+  ): Run => {
+    const draft = newRun(
+      {
+        id: newId(),
+        kind: 'vm',
+        targetId: 'vm-1',
+        asset: 'hello/site.yml',
+        extraVars: input.extraVars ?? { greeting: 'hi' },
+        secrets: input.secrets ?? [],
+        requestedBy: 'alice',
+        timeoutSeconds: 600,
+      },
+      new Date().toISOString(),
+    );
+    return transition(draft, 'dispatching', new Date().toISOString(), {
+      patch: { attempt: input.attempt ?? 1, owner: 'dispatcher:test', runner: 'ecs', image: IMAGE },
+    });
+  };
+
+  const tasksStartedBy = async (startedBy: string): Promise<string[]> => {
+    const all = new Set<string>();
+    for (const desiredStatus of ['RUNNING', 'STOPPED'] as const) {
+      const { taskArns } = await ecs.send(
+        new ListTasksCommand({ cluster: CLUSTER, startedBy, desiredStatus }),
+      );
+      for (const arn of taskArns ?? []) all.add(arn);
+    }
+    return [...all];
+  };
+
+  const describe1 = async (handle: string) => {
+    const taskArn = handle.slice(`ecs:${CLUSTER}/`.length);
+    const { tasks } = await ecs.send(
+      new DescribeTasksCommand({ cluster: CLUSTER, tasks: [taskArn], include: ['TAGS'] }),
+    );
+    return tasks?.[0];
+  };
+
+  const runTaskInputs = () =>
+    sent.filter((s) => s.command === 'RunTaskCommand').map((s) => s.input as RunTaskCommandInput);
+
+  beforeAll(async () => {
+    moto = await startMoto();
+    ecs = new ECSClient(moto.clientConfig());
+    secretsManager = new SecretsManagerClient(moto.clientConfig());
+    ecs.middlewareStack.add(
+      (next, context) => async (args) => {
+        const request = (args as { request?: { body?: unknown } }).request;
+        sent.push({
+          command: context.commandName ?? '?',
+          input: args.input,
+          body: bodyText(request?.body),
+        });
+        return next(args);
+      },
+      { step: 'finalizeRequest', name: 'captureRequests' },
+    );
+    await freezeEcsTasks(moto.endpoint);
+    network = await defaultNetwork(moto.endpoint);
+    await ecs.send(new CreateClusterCommand({ clusterName: CLUSTER }));
+    await ecs.send(
+      new RegisterTaskDefinitionCommand({
+        family: FAMILY,
+        requiresCompatibilities: ['FARGATE'],
+        networkMode: 'awsvpc',
+        cpu: '512',
+        memory: '1024',
+        executionRoleArn: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
+        taskRoleArn: 'arn:aws:iam::123456789012:role/remote-worker-task',
+        // moto needs `memory` on the container, not only on the task.
+        containerDefinitions: [{ name: 'runner', image: IMAGE, memory: 1024, essential: true }],
+      }),
+    );
+    await secretsManager.send(new CreateSecretCommand({ Name: 'db-admin', SecretString: SECRET_VALUE }));
+    db = openDatabase(':memory:');
+    store = new SqliteRunStore({ db });
+    await store.putTarget(vmTarget('vm-1', { cloud: 'aws', address: '10.1.2.3' }));
+  }, 60_000);
+
+  afterAll(async () => {
+    db?.close();
+    ecs?.destroy();
+    secretsManager?.destroy();
+    await moto?.stop();
+  });
+
+  it('starts one Fargate task per run and attempt, and adopts it when launched again', async () => {
+    const run = dispatchingRun();
+    const ecsLauncher = launcher();
+    const before = runTaskInputs().length;
+
+    const first = await ecsLauncher.launch({ run, image: IMAGE });
+    // A redelivered dispatch of the same attempt. moto ignores clientToken, so only the ListTasks check prevents a second task.
+    const second = await ecsLauncher.launch({ run, image: IMAGE });
+
+    expect(second).toBe(first);
+    expect(first).toMatch(new RegExp(`^ecs:${CLUSTER}/arn:aws:ecs:us-east-1:\\d+:task/${CLUSTER}/`));
+    expect(runTaskInputs().length - before).toBe(1);
+    expect(await tasksStartedBy(`rw/${run.id}/1`)).toEqual([first.slice(`ecs:${CLUSTER}/`.length)]);
+  });
+
+  it('adopts a task of the same attempt that already stopped instead of starting it again', async () => {
+    const run = dispatchingRun();
+    const ecsLauncher = launcher();
+    const handle = await ecsLauncher.launch({ run, image: IMAGE });
+    await ecsLauncher.cancel(handle, run, 30);
+    const before = runTaskInputs().length;
+
+    expect(await ecsLauncher.launch({ run, image: IMAGE })).toBe(handle);
+    expect(runTaskInputs().length).toBe(before);
+  });
+
+  it('starts a new task for a new attempt', async () => {
+    const run = dispatchingRun();
+    const ecsLauncher = launcher();
+    const first = await ecsLauncher.launch({ run, image: IMAGE });
+
+    const next = await ecsLauncher.launch({ run: { ...run, attempt: 2 }, image: IMAGE });
+
+    expect(next).not.toBe(first);
+    expect(await tasksStartedBy(`rw/${run.id}/2`)).toHaveLength(1);
+  });
+
+  it('sends the idempotency key, run tags, network settings and the task spec override', async () => {
+    const run = dispatchingRun({ extraVars: { greeting: 'hello from ECS' } });
+
+    const handle = await launcher().launch({ run, image: IMAGE });
+
+    const input = runTaskInputs().at(-1);
+    expect(input).toMatchObject({
+      cluster: CLUSTER,
+      taskDefinition: FAMILY,
+      launchType: 'FARGATE',
+      count: 1,
+      clientToken: `${run.id}#1`,
+      startedBy: `rw/${run.id}/1`,
+      group: `rw:${run.id}:1`,
+      tags: [
+        { key: RUN_ID_TAG, value: run.id },
+        { key: 'remote-worker:attempt', value: '1' },
+      ],
+      networkConfiguration: {
+        awsvpcConfiguration: {
+          subnets: [network.subnet],
+          securityGroups: [network.securityGroup],
+          assignPublicIp: 'DISABLED',
+        },
+      },
+    });
+    expect(input?.clientToken?.length).toBeLessThanOrEqual(64);
+    expect(input?.startedBy?.length).toBeLessThanOrEqual(36);
+    const env = input?.overrides?.containerOverrides?.[0]?.environment ?? [];
+    expect(input?.overrides?.containerOverrides?.[0]?.name).toBe('runner');
+    expect(env.map((e) => e.name)).toEqual(['RW_TASK', 'RW_RUN_ID']);
+    const spec = JSON.parse(env[0]?.value ?? '{}') as TaskSpec;
+    expect(spec).toMatchObject({
+      runId: run.id,
+      kind: 'vm',
+      assetType: 'playbook',
+      extraVars: { greeting: 'hello from ECS' },
+      secretVars: [],
+      inventory: { all: { hosts: { 'vm-1': { ansible_host: '10.1.2.3' } } } },
+    });
+
+    // What ECS itself recorded for the task.
+    const task = await describe1(handle);
+    expect(task).toMatchObject({
+      startedBy: `rw/${run.id}/1`,
+      group: `rw:${run.id}:1`,
+      launchType: 'FARGATE',
+      tags: expect.arrayContaining([{ key: RUN_ID_TAG, value: run.id }]),
+    });
+  });
+
+  it('passes secrets only as references in a per-run task definition, never as a value, and deregisters it on cleanup', async () => {
+    const run = dispatchingRun({ secrets: [{ var: 'db_password', secret: 'db-admin' }] });
+    const ecsLauncher = launcher();
+    const from = sent.length;
+
+    const handle = await ecsLauncher.launch({ run, image: IMAGE });
+
+    const requests = sent.slice(from);
+    for (const r of requests) {
+      expect(JSON.stringify(r.input)).not.toContain(SECRET_VALUE);
+      expect(r.body).not.toContain(SECRET_VALUE);
+    }
+    // The capture sees the wire: the override is there, the value is not.
+    expect(requests.find((r) => r.command === 'RunTaskCommand')?.body).toContain('RW_TASK');
+    const runTask = requests.find((r) => r.command === 'RunTaskCommand')?.input as RunTaskCommandInput;
+    const family = `remote-worker-run-${run.id}`;
+    expect(runTask.taskDefinition).toMatch(new RegExp(`:task-definition/${family}:1$`));
+    const spec = JSON.parse(runTask.overrides?.containerOverrides?.[0]?.environment?.[0]?.value ?? '{}');
+    expect(spec.secretVars).toEqual([{ var: 'db_password', env: 'RW_SECRET_0' }]);
+
+    const { taskDefinition } = await ecs.send(
+      new DescribeTaskDefinitionCommand({ taskDefinition: runTask.taskDefinition }),
+    );
+    expect(taskDefinition?.containerDefinitions?.[0]?.secrets).toEqual([
+      {
+        name: 'RW_SECRET_0',
+        valueFrom: expect.stringMatching(/^arn:aws:secretsmanager:us-east-1:\d+:secret:db-admin-/),
+      },
+    ]);
+    expect(taskDefinition).toMatchObject({
+      executionRoleArn: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
+      taskRoleArn: 'arn:aws:iam::123456789012:role/remote-worker-task',
+      cpu: '512',
+      memory: '1024',
+      networkMode: 'awsvpc',
+    });
+
+    // A redelivery reuses the run's revision instead of registering another.
+    expect(await ecsLauncher.launch({ run, image: IMAGE })).toBe(handle);
+    await ecsLauncher.cleanup(handle, run);
+
+    const { taskDefinitionArns } = await ecs.send(
+      new ListTaskDefinitionsCommand({ familyPrefix: family, status: 'ACTIVE' }),
+    );
+    expect(taskDefinitionArns).toEqual([]);
+  });
+
+  it('refuses a secret that does not exist, naming it, before anything is started', async () => {
+    const run = dispatchingRun({ secrets: [{ var: 'db_password', secret: 'no-such-secret' }] });
+    const before = runTaskInputs().length;
+
+    await expect(launcher().launch({ run, image: IMAGE })).rejects.toThrow(LaunchRejectedError);
+    await expect(launcher().launch({ run, image: IMAGE })).rejects.toThrow(/no-such-secret/);
+    expect(runTaskInputs().length).toBe(before);
+  });
+
+  it('refuses a task spec that does not fit the 8,192-character overrides limit, counting it exactly', async () => {
+    const ecsLauncher = launcher();
+    const overhead = async () => {
+      // Measure a run's override with an empty filler, then size the filler to land exactly on the limit.
+      const probe = dispatchingRun({ extraVars: { filler: '' } });
+      const prepared = await prepareTask(
+        {
+          store,
+          assets: new LocalAssetStore({ root: PLAYBOOKS_ROOT }),
+          secrets: { get: async () => '' },
+        },
+        probe,
+      );
+      const overrides = {
+        containerOverrides: [
+          {
+            name: 'runner',
+            environment: [
+              { name: 'RW_TASK', value: JSON.stringify(prepared.spec) },
+              { name: 'RW_RUN_ID', value: probe.id },
+            ],
+          },
+        ],
+      };
+      return JSON.stringify(overrides).length;
+    };
+    const base = await overhead();
+    const fits = dispatchingRun({ extraVars: { filler: 'x'.repeat(8192 - base) } });
+    const tooBig = dispatchingRun({ extraVars: { filler: 'x'.repeat(8192 - base + 1) } });
+    const before = runTaskInputs().length;
+
+    await expect(ecsLauncher.launch({ run: fits, image: IMAGE })).resolves.toMatch(/^ecs:/);
+    await expect(ecsLauncher.launch({ run: tooBig, image: IMAGE })).rejects.toThrow(
+      new LaunchRejectedError(
+        'task spec too large for ECS overrides (8193 chars > 8192); move extra vars to a file asset',
+      ),
+    );
+    expect(runTaskInputs().length - before).toBe(1);
+  });
+
+  it('refuses an image with no task definition configured', async () => {
+    await expect(launcher().launch({ run: dispatchingRun(), image: 'someone/else' })).rejects.toThrow(
+      /No ECS task definition is configured for image someone\/else/,
+    );
+  });
+
+  it('reports a running task, stops it with a reason on cancel, then reports it exited', async () => {
+    const run = dispatchingRun();
+    const ecsLauncher = launcher();
+    const handle = await ecsLauncher.launch({ run, image: IMAGE });
+
+    expect(await ecsLauncher.status(handle, run)).toEqual({ state: 'running' });
+    await ecsLauncher.cancel(handle, run, 30);
+
+    const stop = sent.filter((s) => s.command === 'StopTaskCommand').at(-1)?.input as
+      | { cluster?: string; task?: string; reason?: string }
+      | undefined;
+    expect(stop).toMatchObject({ cluster: CLUSTER, task: handle.slice(`ecs:${CLUSTER}/`.length) });
+    expect(String(stop?.reason)).toContain(run.id);
+    expect(String(stop?.reason).length).toBeLessThanOrEqual(255);
+    expect((await describe1(handle))?.desiredStatus).toBe('STOPPED');
+    // moto: no stopCode and a made-up exit code 0 for the never-started container; on AWS
+    // this is UserInitiated with the container's real code (see task-outcome.test.ts).
+    expect(await ecsLauncher.status(handle, run)).toMatchObject({ state: 'exited' });
+  });
+
+  it('reports a task ECS does not know as missing', async () => {
+    const run = dispatchingRun();
+    const handle = `ecs:${CLUSTER}/arn:aws:ecs:us-east-1:123456789012:task/${CLUSTER}/0123456789abcdef`;
+
+    expect(await launcher().status(handle, run)).toMatchObject({
+      state: 'missing',
+      reason: expect.stringContaining('ECS no longer knows task'),
+    });
+  });
+
+  it('maps a refused request to LaunchRejectedError and an unreachable endpoint to LauncherUnavailableError', async () => {
+    const run = dispatchingRun();
+    await expect(launcher({ cluster: 'no-such-cluster' }).launch({ run, image: IMAGE })).rejects.toThrow(
+      LaunchRejectedError,
+    );
+
+    const offline = new ECSClient({ ...moto.clientConfig(), endpoint: 'http://127.0.0.1:9' });
+    try {
+      await expect(launcher({ ecs: offline }).launch({ run, image: IMAGE })).rejects.toThrow(
+        LauncherUnavailableError,
+      );
+    } finally {
+      offline.destroy();
+    }
+  });
+
+  it("deregisters the run's own task definition when ECS refuses the RunTask for good", async () => {
+    const refusing = new ECSClient(moto.clientConfig());
+    refusing.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'RunTaskCommand') {
+          throw new ClientException({
+            message: 'No Container Instances were found',
+            $metadata: { httpStatusCode: 400 },
+          });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'refuseRunTask' },
+    );
+    const run = dispatchingRun({ secrets: [{ var: 'db_password', secret: 'db-admin' }] });
+    try {
+      await expect(launcher({ ecs: refusing }).launch({ run, image: IMAGE })).rejects.toThrow(
+        LaunchRejectedError,
+      );
+    } finally {
+      refusing.destroy();
+    }
+
+    const family = `remote-worker-run-${run.id}`;
+    const active = await ecs.send(new ListTaskDefinitionsCommand({ familyPrefix: family, status: 'ACTIVE' }));
+    const inactive = await ecs.send(
+      new ListTaskDefinitionsCommand({ familyPrefix: family, status: 'INACTIVE' }),
+    );
+    expect(active.taskDefinitionArns).toEqual([]);
+    expect(inactive.taskDefinitionArns).toHaveLength(1);
+  });
+
+  it('lets the status sweep adopt a running task and forward a cancel request as StopTask', async () => {
+    const clock = new ManualClock(new Date().toISOString());
+    const sweepStore = new SqliteRunStore({ db, clock });
+    const ecsLauncher = launcher();
+    const queued = await createQueuedRun(sweepStore, clock, { id: newId(), targetId: 'vm-1' });
+    // The dispatcher launched it for real, then died before recording anything but the handle.
+    const handle = await ecsLauncher.launch({ run: { ...queued, attempt: 1 }, image: IMAGE });
+    await markLaunched(sweepStore, clock, queued, { backend: 'ecs', handle });
+    const deps = { store: sweepStore, launchers: { ecs: ecsLauncher }, clock, logger: silentLogger() };
+    clock.advance(120_000);
+
+    const first = await syncBackends(deps, { staleAfterSeconds: 60, missingGraceSeconds: 300 });
+
+    expect(first.advanced).toEqual([queued.id]);
+    expect((await sweepStore.getRun(queued.id))?.state).toBe('running');
+
+    await cancelRun({ store: sweepStore, clock }, queued.id);
+    const second = await syncBackends(deps, { staleAfterSeconds: 60, missingGraceSeconds: 300 });
+
+    expect(second.stopped).toEqual([queued.id]);
+    expect((await describe1(handle))?.desiredStatus).toBe('STOPPED');
+    // moto reports the stopped task with exit code 0 and no stop code, which reads as success; on ECS the
+    // container's real code arrives with stopCode UserInitiated and the run ends cancelled.
+    const third = await syncBackends(deps, { staleAfterSeconds: 60, missingGraceSeconds: 300 });
+    expect(third.settled).toEqual([queued.id]);
+  });
+});

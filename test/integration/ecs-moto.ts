@@ -1,0 +1,44 @@
+const REGION = 'us-east-1';
+
+/*
+ * moto helpers for the ECS tests; the server itself comes from test/support/moto.ts.
+ */
+
+/**
+ * EC2 query API by hand (the EC2 client is not a dependency): the default
+ * VPC's first subnet and its default security group, which moto creates on
+ * first use. moto does not check signatures, so a fake Authorization header
+ * naming the service is enough for it to route the call.
+ */
+export async function defaultNetwork(endpoint: string): Promise<{ subnet: string; securityGroup: string }> {
+  const call = async (action: string) => {
+    const res = await fetch(endpoint, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `AWS4-HMAC-SHA256 Credential=test/20250101/${REGION}/ec2/aws4_request, SignedHeaders=host, Signature=x`,
+      },
+      body: `Action=${action}&Version=2016-11-15`,
+    });
+    return res.text();
+  };
+  const subnet = /<subnetId>(subnet-[0-9a-f]+)<\/subnetId>/.exec(await call('DescribeSubnets'))?.[1];
+  const groups = await call('DescribeSecurityGroups');
+  // The default VPC's group; in the answer its id opens the item and its name comes later.
+  const securityGroup =
+    /<groupId>(sg-[0-9a-f]+)<\/groupId>(?:(?!<groupId>).)*<groupName>default<\/groupName>/s.exec(groups)?.[1];
+  if (subnet === undefined || securityGroup === undefined) throw new Error('moto has no default VPC');
+  return { subnet, securityGroup };
+}
+
+/** Freeze ECS tasks where RunTask leaves them (moto otherwise advances one step per DescribeTasks call). */
+export async function freezeEcsTasks(endpoint: string): Promise<void> {
+  const res = await fetch(`${endpoint}/moto-api/state-manager/set-transition`, {
+    method: 'POST',
+    body: JSON.stringify({
+      model_name: 'ecs::task',
+      transition: { progression: 'manual', times: 1_000_000 },
+    }),
+  });
+  if (!res.ok) throw new Error(`moto state manager answered ${res.status}`);
+}

@@ -1,0 +1,293 @@
+import { execFile, spawn } from 'node:child_process';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONTAINER_ASSET_ROOT, DockerExecutor } from '../../shared/adapters/relay/docker-executor.ts';
+import { LauncherUnavailableError } from '../../shared/domain/errors.ts';
+import { inventoryForRun } from '../../shared/domain/inventory.ts';
+import type { VmTarget } from '../../shared/domain/target.ts';
+import type { TaskSpec } from '../../shared/domain/task.ts';
+import {
+  dockerfileOf,
+  execForm,
+  finalStage,
+  instructionsOf,
+  keyValues,
+  REPO,
+  RUNNER_IMAGES,
+  shimBundleArgs,
+} from './dockerfile.ts';
+
+/**
+ * The task shim as the runner images carry and start it, without a Docker
+ * engine: the bundle is built with the exact esbuild command of the images'
+ * Dockerfiles, and started with the image's ENTRYPOINT argv and the
+ * environment the relay's docker executor hands a container.
+ *
+ * test/integration/shim.test.ts covers the shim's behaviour (redaction,
+ * signals, timeouts, wrappers, downloads); this file covers the packaging.
+ *
+ * What stands in for Docker, and how it differs:
+ * - `docker` is a stand-in that records the `docker run` argv and the values
+ *   of the variables passed by name (`-e NAME`), then answers like an engine
+ *   that is down; the DockerExecutor builds that command for real.
+ * - The "container" is `node <bundle>` started with only those variables,
+ *   the image's ENV (HOME pointed at a scratch dir) and PATH from this host.
+ * - The bind mount `-v <asset root>:/ansible/assets:ro` is played by mapping
+ *   the `/ansible/assets` prefix of the spec's asset path back to the mount's
+ *   source directory: nothing else in the spec is changed.
+ */
+
+const execFileAsync = promisify(execFile);
+
+const FAKE_DOCKER = `#!/usr/bin/env node
+import fs from 'node:fs';
+const argv = process.argv.slice(2);
+const env = {};
+for (let i = 0; i < argv.length - 1; i++) {
+  if (argv[i] === '-e' && !argv[i + 1].includes('=')) env[argv[i + 1]] = process.env[argv[i + 1]];
+}
+fs.appendFileSync(process.env.RW_FAKE_DOCKER_RECORD, JSON.stringify({ argv, env }) + '\\n');
+process.stderr.write('Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\\n');
+process.exit(1);
+`;
+
+interface Recorded {
+  readonly argv: string[];
+  readonly env: Record<string, string>;
+}
+
+let scratch: string;
+let bundle: string;
+let bundleArgs: string[];
+let entrypoint: string[];
+let imageEnv: Record<string, string>;
+
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'rw-shim-entrypoint-'));
+  const perImage = RUNNER_IMAGES.map((image) => shimBundleArgs(dockerfileOf(image.dir)));
+  bundleArgs = perImage[0] ?? [];
+  const out = bundleArgs.find((a) => a.startsWith('--outfile='));
+  bundle = join(scratch, 'dist', 'shim.mjs');
+  // The same command in the repository root, as in the image's build stage; only the output lands in scratch.
+  await execFileAsync(
+    join(REPO, 'node_modules/.bin/esbuild'),
+    bundleArgs.map((a) => (a === out ? `--outfile=${bundle}` : a)),
+    { cwd: REPO },
+  );
+  const winrm = finalStage(dockerfileOf('runners/ansible-winrm'));
+  entrypoint = execForm(instructionsOf(winrm, 'ENTRYPOINT').at(-1)) ?? [];
+  imageEnv = Object.fromEntries(
+    instructionsOf(winrm, 'ENV')
+      .flatMap(keyValues)
+      .map(({ key, value }) => [key, value ?? '']),
+  );
+}, 60_000);
+
+afterAll(() => {
+  if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('the shim bundle of the runner images', () => {
+  it('is built by one identical esbuild command in every runner Dockerfile', () => {
+    const perImage = RUNNER_IMAGES.map((image) => shimBundleArgs(dockerfileOf(image.dir)));
+
+    for (const args of perImage) expect(args).toEqual(bundleArgs);
+    expect(bundleArgs).toEqual([
+      'runners/shim/main.ts',
+      '--bundle',
+      '--platform=node',
+      '--format=esm',
+      '--target=node20',
+      '--outfile=dist/shim.mjs',
+    ]);
+    expect(existsSync(bundle)).toBe(true);
+  });
+
+  it('matches package.json build:shim when that script exists', () => {
+    const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+      scripts?: Record<string, string>;
+    };
+    const script = pkg.scripts?.['build:shim'];
+
+    if (script !== undefined) expect(script).toBe(`esbuild ${bundleArgs.join(' ')}`);
+    expect(bundleArgs).toContain('--outfile=dist/shim.mjs');
+  });
+
+  it('is what every runner image copies and starts without arguments', () => {
+    for (const image of RUNNER_IMAGES) {
+      const stage = finalStage(dockerfileOf(image.dir));
+      const copies = instructionsOf(stage, 'COPY').map((c) => c.args);
+      const entry = execForm(instructionsOf(stage, 'ENTRYPOINT').at(-1));
+      const cmd = execForm(instructionsOf(stage, 'CMD').at(-1));
+
+      expect(entry, image.dir).toEqual(['node', '/opt/remote-worker/shim.mjs']);
+      expect(cmd ?? [], image.dir).toEqual([]);
+      expect(copies, image.dir).toContain('--from=shim /src/dist/shim.mjs /opt/remote-worker/shim.mjs');
+    }
+  });
+});
+
+describe('the image entrypoint with the docker executor environment', () => {
+  async function recordDockerRun(spec: TaskSpec, assetRoot: string, secretEnv: Record<string, string>) {
+    const bin = join(scratch, 'fake-docker.mjs');
+    writeFileSync(bin, FAKE_DOCKER);
+    chmodSync(bin, 0o755);
+    const record = join(scratch, `docker-${spec.runId}.jsonl`);
+    const executor = new DockerExecutor({
+      bin,
+      assetRoot,
+      cliEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', RW_FAKE_DOCKER_RECORD: record },
+    });
+    const workDir = mkdtempSync(join(scratch, 'work-'));
+    const started = executor.start(
+      { runId: spec.runId, image: 'remote-worker-ansible-winrm:test', spec, secretEnv, workDir },
+      () => {},
+    );
+    await expect(started).rejects.toBeInstanceOf(LauncherUnavailableError);
+    const [run] = readFileSync(record, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Recorded);
+    if (run === undefined) throw new Error('the executor did not call docker run');
+    return run;
+  }
+
+  /** Start the entrypoint as the container would: its argv, only the passed variables, the image's ENV. */
+  function startContainer(run: Recorded) {
+    const mount = run.argv[run.argv.indexOf('-v') + 1] ?? '';
+    const [source, target] = mount.split(':');
+    expect(target).toBe(CONTAINER_ASSET_ROOT);
+    const task = JSON.parse(run.env.RW_TASK ?? '{}') as TaskSpec;
+    const inContainer = task.asset.kind === 'file' ? task.asset.path : '';
+    const mapped: TaskSpec = {
+      ...task,
+      asset: { kind: 'file', path: `${source}${inContainer.slice(CONTAINER_ASSET_ROOT.length)}` },
+    };
+    const home = mkdtempSync(join(scratch, 'home-'));
+    const [command, ...args] = entrypoint.map((a) => (a === '/opt/remote-worker/shim.mjs' ? bundle : a));
+    const child = spawn(command === 'node' ? process.execPath : (command ?? ''), args, {
+      cwd: home,
+      env: {
+        ...imageEnv,
+        HOME: home,
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        ...run.env,
+        RW_TASK: JSON.stringify(mapped),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    const exit = new Promise<number | null>((done) => child.once('close', (code) => done(code)));
+    return { exit, output: () => output };
+  }
+
+  const localVm: VmTarget = {
+    id: 'lab-vm',
+    kind: 'vm',
+    cloud: 'local',
+    name: 'lab vm',
+    address: '127.0.0.1',
+    connection: 'local',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  };
+
+  function assetRootWith(...paths: string[]): string {
+    const root = mkdtempSync(join(scratch, 'assets-'));
+    for (const p of paths) {
+      mkdirSync(join(root, p, '..'), { recursive: true });
+      cpSync(join(REPO, 'examples/playbooks', p), join(root, p));
+    }
+    return root;
+  }
+
+  it('runs a real playbook with its secret passed by name and redacted', async () => {
+    const root = assetRootWith('hello/secret.yml');
+    const secret = `tok-${Date.now()}-s3cr3t`;
+    const spec: TaskSpec = {
+      runId: 'entry-playbook',
+      kind: 'vm',
+      asset: { kind: 'file', path: join(root, 'hello/secret.yml') },
+      assetType: 'playbook',
+      inventory: inventoryForRun('vm', localVm),
+      extraVars: {},
+      secretVars: [{ var: 'api_token', env: 'RW_SECRET_0' }],
+      timeoutSeconds: 120,
+    };
+
+    const run = await recordDockerRun(spec, root, { RW_SECRET_0: secret });
+    const container = startContainer(run);
+    const code = await container.exit;
+
+    expect(run.argv).toEqual(expect.arrayContaining(['-v', `${root}:${CONTAINER_ASSET_ROOT}:ro`]));
+    expect(run.argv.join(' ')).not.toContain(secret);
+    expect(run.argv.at(-1)).toBe('remote-worker-ansible-winrm:test');
+    expect(Object.keys(run.env).sort()).toEqual(['RW_SECRET_0', 'RW_TASK']);
+    expect(JSON.parse(run.env.RW_TASK ?? '{}').asset).toEqual({
+      kind: 'file',
+      path: `${CONTAINER_ASSET_ROOT}/hello/secret.yml`,
+    });
+    expect(run.env.RW_TASK).not.toContain(secret);
+    expect(code).toBe(0);
+    expect(container.output()).toContain('token is ********');
+    expect(container.output()).not.toContain(secret);
+    expect(container.output().trimEnd().split('\n').at(-1)).toBe(
+      'remote-worker: ansible-playbook exited with code 0',
+    );
+  });
+
+  it('runs the .sh example through its wrapper playbook', async () => {
+    const root = assetRootWith('scripts/disk-report.sh');
+    const spec: TaskSpec = {
+      runId: 'entry-script',
+      kind: 'vm',
+      asset: { kind: 'file', path: join(root, 'scripts/disk-report.sh') },
+      assetType: 'script',
+      inventory: inventoryForRun('vm', localVm),
+      extraVars: {},
+      secretVars: [],
+      timeoutSeconds: 120,
+    };
+
+    const run = await recordDockerRun(spec, root, {});
+    const container = startContainer(run);
+    const code = await container.exit;
+
+    expect(container.output()).toContain('disk usage (local file systems):');
+    expect(container.output()).toMatch(/remote-worker: running ansible-playbook -i \S+ \S+wrapper\.yml/);
+    expect(code).toBe(0);
+  });
+
+  it('stops with exit code 125 and says why when started without a task', async () => {
+    const [command, ...args] = entrypoint.map((a) => (a === '/opt/remote-worker/shim.mjs' ? bundle : a));
+    const started = execFileAsync(command === 'node' ? process.execPath : (command ?? ''), args, {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: scratch },
+    });
+
+    const failure = await started.then(
+      () => undefined,
+      (error: { code?: number; stdout?: string }) => error,
+    );
+
+    expect(failure?.code).toBe(125);
+    expect(failure?.stdout).toContain('remote-worker: set RW_TASK or RW_TASK_FILE');
+  });
+});

@@ -1,0 +1,229 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CreateTableCommand, type DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll } from 'vitest';
+import { runTableDefinition } from '../../shared/adapters/dynamodb/run-store.ts';
+
+/**
+ * One moto server per test file (`python3 -m moto.server`, 5.2.1 here).
+ *
+ * moto differs from AWS in ways tests must not rely on (shared/NOTES.md lists
+ * them); each test file that meets one writes it down where it matters.
+ *
+ * The server is started through a tiny Python bootstrap that exits when its
+ * stdin closes, so a test worker that dies without running `afterAll` (killed,
+ * crashed) does not leave a server behind: the pipe closes with the worker.
+ */
+
+/** SDK client config for moto: fixed credentials, one region, and no retries so a failure is quick and readable. */
+export interface MotoClientConfig {
+  readonly endpoint: string;
+  readonly region: 'us-east-1';
+  readonly credentials: { readonly accessKeyId: 'test'; readonly secretAccessKey: 'test' };
+  readonly maxAttempts: 1;
+}
+
+export interface MotoServer {
+  readonly endpoint: string;
+  /** Client config for every client except S3. */
+  clientConfig(): MotoClientConfig;
+  /** S3 needs path-style addressing against an IP endpoint (`http://127.0.0.1:port/bucket/key`). */
+  s3ClientConfig(): MotoClientConfig & { readonly forcePathStyle: true };
+  /** Environment an SDK client picks up without code (AWS_ENDPOINT_URL is honoured by every v3 client). */
+  env(): Record<string, string>;
+  /** `POST /moto-api/reset`: forget every resource in every service. */
+  reset(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const BOOTSTRAP = `
+import os, sys, threading
+def _watch_parent():
+    sys.stdin.buffer.read()
+    os._exit(0)
+threading.Thread(target=_watch_parent, daemon=True).start()
+from moto.server import main
+main(sys.argv[1:])
+`;
+
+const START_TIMEOUT_MS = 30_000;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function answers(endpoint: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${endpoint}/moto-api/data.json`, { signal: AbortSignal.timeout(2000) });
+    await response.arrayBuffer();
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+/** Close stdin (the bootstrap exits at once on EOF; moto keeps nothing worth a graceful stop), SIGKILL as a fallback. */
+function killAndWait(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const hard = setTimeout(() => child.kill('SIGKILL'), 2000);
+    child.once('exit', () => {
+      clearTimeout(hard);
+      resolve();
+    });
+    child.stdin?.end();
+  });
+}
+
+async function spawnOnce(port: number): Promise<{ child: ChildProcess; endpoint: string } | string> {
+  const child = spawn('python3', ['-c', BOOTSTRAP, '-H', '127.0.0.1', '-p', String(port)], {
+    stdio: ['pipe', 'ignore', 'pipe'],
+    env: { ...process.env, MOTO_PORT: String(port) },
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    // moto logs every request on stderr; keep only the start for a failure message.
+    if (stderr.length < 4000) stderr += chunk.toString();
+  });
+  const endpoint = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      return `moto exited (${child.exitCode ?? child.signalCode}) on port ${port}:\n${stderr}`;
+    }
+    if (await answers(endpoint)) return { child, endpoint };
+    await sleep(50);
+  }
+  await killAndWait(child);
+  return `moto did not answer on port ${port} within ${START_TIMEOUT_MS} ms:\n${stderr}`;
+}
+
+/**
+ * Start a moto server on a free port and wait until it answers. Another
+ * process can take the port between the probe and moto's bind, so a failed
+ * start is retried on a new port.
+ */
+export async function startMoto(): Promise<MotoServer> {
+  const problems: string[] = [];
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const started = await spawnOnce(await freePort());
+    if (typeof started === 'string') {
+      problems.push(started);
+      continue;
+    }
+    const { child, endpoint } = started;
+    // Last resort for a worker exiting without afterAll; stdin EOF covers a hard kill.
+    const onExit = () => child.kill('SIGKILL');
+    process.once('exit', onExit);
+    const config: MotoClientConfig = {
+      endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+      maxAttempts: 1,
+    };
+    return {
+      endpoint,
+      clientConfig: () => config,
+      s3ClientConfig: () => ({ ...config, forcePathStyle: true }),
+      env: () => ({
+        AWS_ENDPOINT_URL: endpoint,
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'test',
+        AWS_SECRET_ACCESS_KEY: 'test',
+        AWS_MAX_ATTEMPTS: '1',
+      }),
+      async reset() {
+        const response = await fetch(`${endpoint}/moto-api/reset`, { method: 'POST' });
+        await response.arrayBuffer();
+        if (!response.ok) throw new Error(`moto reset answered ${response.status}`);
+      },
+      async stop() {
+        process.removeListener('exit', onExit);
+        await killAndWait(child);
+      },
+    };
+  }
+  throw new Error(`Could not start moto:\n${problems.join('\n')}`);
+}
+
+/**
+ * Start moto before the file's tests and stop it after them, whether they
+ * passed or not. Read `moto()` inside hooks and tests, not at import time.
+ *
+ * @example
+ * const moto = useMoto();
+ * beforeEach(() => moto().reset());
+ * it('…', async () => { const sqs = new SQSClient(moto().clientConfig()); … });
+ */
+export function useMoto(): () => MotoServer {
+  let server: MotoServer | undefined;
+  beforeAll(
+    async () => {
+      server = await startMoto();
+    },
+    START_TIMEOUT_MS * 3 + 5000,
+  );
+  afterAll(async () => {
+    await server?.stop();
+  });
+  return () => {
+    if (server === undefined) throw new Error('moto is not running: call moto() inside a hook or a test');
+    return server;
+  };
+}
+
+/**
+ * moto's DynamoDB backend is not thread-safe, and moto serves each request on
+ * its own thread: TransactWriteItems deep-copies the table while a concurrent
+ * request changes it, and moto answers an HTML 500 ("dictionary changed size
+ * during iteration"). AWS has no such problem. This keeps one request of the
+ * client in flight at a time, so a concurrency test exercises the adapter's
+ * conditions and retries rather than that moto bug.
+ *
+ * @example
+ * const client = oneRequestAtATime(new DynamoDBClient(moto().clientConfig()));
+ */
+export function oneRequestAtATime<T extends { middlewareStack: { add: (...args: any[]) => void } }>(
+  client: T,
+): T {
+  let tail: Promise<unknown> = Promise.resolve();
+  client.middlewareStack.add(
+    (next: (args: unknown) => Promise<unknown>) => (args: unknown) => {
+      const turn = tail.then(() => next(args));
+      tail = turn.catch(() => undefined);
+      return turn;
+    },
+    { step: 'initialize', name: 'motoOneRequestAtATime' },
+  );
+  return client;
+}
+
+/** Create the runs table exactly as the adapter defines it (keys, indexes, TTL). */
+export async function createRunTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  const def = runTableDefinition();
+  await client.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      KeySchema: def.keySchema,
+      AttributeDefinitions: def.attributeDefinitions,
+      GlobalSecondaryIndexes: def.globalSecondaryIndexes,
+    }),
+  );
+  await client.send(
+    new UpdateTimeToLiveCommand({
+      TableName: tableName,
+      TimeToLiveSpecification: { AttributeName: def.timeToLiveAttribute, Enabled: true },
+    }),
+  );
+}
