@@ -1,3 +1,4 @@
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { ScheduledEvent } from 'aws-lambda';
 import type { AppDeps } from '../../shared/app/deps.ts';
 import { type ReconcileOptions, type ReconcileReport, reconcileRuns } from '../../shared/app/reconcile.ts';
@@ -29,11 +30,24 @@ export interface ReconcileRunsReport {
  */
 export function makeReconcileRuns(
   deps: AppDeps,
-  options: { readonly sync: SyncBackendsOptions; readonly reconcile: ReconcileOptions },
+  options: {
+    readonly sync: SyncBackendsOptions;
+    readonly reconcile: ReconcileOptions;
+    /** Findings as CloudWatch metrics (EMF), one datapoint per sweep. */
+    readonly metrics?: Metrics;
+  },
 ): (event?: ScheduledEvent) => Promise<ReconcileRunsReport> {
   return async () => {
     const sync = await syncBackends(deps, options.sync);
     const reconcile = await reconcileRuns(deps, options.reconcile);
+    const metrics = options.metrics;
+    if (metrics !== undefined) {
+      metrics.addMetric('ReconcileTimedOut', MetricUnit.Count, reconcile.timedOut.length);
+      metrics.addMetric('ReconcileRequeued', MetricUnit.Count, reconcile.requeued.length);
+      metrics.addMetric('SyncSettled', MetricUnit.Count, sync.settled.length);
+      metrics.addMetric('SyncAdvanced', MetricUnit.Count, sync.advanced.length);
+      metrics.publishStoredMetrics();
+    }
     return { sync, reconcile };
   };
 }
@@ -48,5 +62,6 @@ export const handler = lambdaHandler((deps) =>
   makeReconcileRuns(deps, {
     sync: { staleAfterSeconds: 60, missingGraceSeconds: 120 },
     reconcile: { requeueAfterSeconds: 120, deadlineGraceSeconds: 60 },
+    metrics: new Metrics({ namespace: 'RemoteWorker', serviceName: 'remote-worker' }),
   }),
 );

@@ -118,19 +118,24 @@ export const SETTING_KEYS = Object.keys(SettingsSchema.shape) as readonly Settin
  * `"3"` in YAML is a mistake worth reporting), so coercion happens here, driven by
  * the schema's own input types rather than a hand-kept list that could drift.
  */
-const INPUT_TYPES: Readonly<Record<string, unknown>> = (() => {
-  const props = z.toJSONSchema(SettingsSchema, { io: 'input' }).properties ?? {};
-  return Object.fromEntries(
-    Object.entries(props).map(([key, prop]) => [key, typeof prop === 'object' ? prop.type : undefined]),
+let inputTypes: Readonly<Record<string, unknown>> | undefined;
+/** Computed on first use, not at import: it costs a few ms of every Lambda cold start otherwise. */
+function inputTypeOf(key: string): unknown {
+  inputTypes ??= Object.fromEntries(
+    Object.entries(z.toJSONSchema(SettingsSchema, { io: 'input' }).properties ?? {}).map(([k, prop]) => [
+      k,
+      typeof prop === 'object' ? prop.type : undefined,
+    ]),
   );
-})();
+  return inputTypes[key];
+}
 
 const TRUE = new Set(['true', '1', 'yes', 'on']);
 const FALSE = new Set(['false', '0', 'no', 'off']);
 
 function coerceEnv(key: string, raw: string): unknown {
   const value = raw.trim();
-  switch (INPUT_TYPES[key]) {
+  switch (inputTypeOf(key)) {
     case 'integer':
     case 'number':
       // Anything that is not plainly a number stays a string so zod reports it as one.

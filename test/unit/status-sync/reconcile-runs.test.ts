@@ -1,4 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { makeReconcileRuns } from '../../../functions/status-sync/reconcile-runs.ts';
 import { mutateRun } from '../../../shared/app/run-updates.ts';
 import { amend, type Run, transition } from '../../../shared/domain/run.ts';
@@ -186,5 +187,27 @@ describe('makeReconcileRuns', () => {
     expect(ecs.asked).toEqual([]);
     expect(report.reconcile.requeued).toEqual([queued.id]);
     expect(await app.store.getRun('run-1')).toMatchObject({ state: 'succeeded', exitCode: 0 });
+  });
+
+  it('publishes its findings as CloudWatch metrics (EMF)', async () => {
+    await launchedRun('run-late', { timeoutSeconds: 60 });
+    app.clock.advance((60 + 30) * 1000 + 1);
+    const metrics = new Metrics({ namespace: 'RemoteWorker', serviceName: 'remote-worker' });
+    // EMF goes to stdout, where the Lambda runtime hands it to CloudWatch.
+    const emitted: string[] = [];
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+      emitted.push(String(chunk));
+      return true;
+    });
+
+    const report = await makeReconcileRuns(app.deps, { ...OPTIONS, metrics })().finally(() =>
+      write.mockRestore(),
+    );
+
+    expect(report.reconcile.timedOut).toEqual(['run-late']);
+    const emf = JSON.parse(emitted.find((line) => line.includes('CloudWatchMetrics')) ?? '{}');
+    expect(emf.ReconcileTimedOut).toBe(1);
+    expect(emf.ReconcileRequeued).toBe(0);
+    expect(emf._aws.CloudWatchMetrics[0].Namespace).toBe('RemoteWorker');
   });
 });
