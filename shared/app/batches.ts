@@ -59,7 +59,7 @@ export async function submitBatch(
       })),
     );
   }
-  await deps.assets.locate(body.asset);
+  const asset = await deps.assets.locate(body.asset);
 
   const batchId = deps.newId();
   const now = deps.clock.now();
@@ -77,7 +77,7 @@ export async function submitBatch(
       },
       now,
     );
-    const plan = planRun(deps, draft, target);
+    const plan = planRun(deps, draft, target, asset);
     return plan.ok
       ? { ...draft, runner: plan.runner, image: plan.image }
       : transition(draft, 'refused', now, { reason: plan.reason });

@@ -1,10 +1,19 @@
 import { createHash } from 'node:crypto';
 import { NotFoundError, RunnerRefusedError, ValidationError } from '../domain/errors.ts';
-import { isRelayOwner, newRun, type Run, type Runner, requestCancel, transition } from '../domain/run.ts';
+import {
+  isRelayOwner,
+  isTerminal,
+  newRun,
+  type Run,
+  type Runner,
+  requestCancel,
+  transition,
+} from '../domain/run.ts';
 import { resolveRunner } from '../domain/runner-resolution.ts';
 import { selectionProblem } from '../domain/selection.ts';
 import type { Target } from '../domain/target.ts';
 import type { SubmitRunBody } from '../http/schemas.ts';
+import type { AssetLocation } from '../ports/asset-store.ts';
 import { type AppDeps, encodeRunMessage } from './deps.ts';
 import { mutateRun } from './run-updates.ts';
 
@@ -26,8 +35,10 @@ const BACKEND_NAMES: Record<Runner, string> = {
  */
 export function planRun(
   deps: Pick<AppDeps, 'settings' | 'launchers' | 'relay'>,
-  run: Pick<Run, 'kind' | 'extraVars' | 'secrets'>,
+  run: Pick<Run, 'kind' | 'extraVars' | 'secrets' | 'asset'>,
   target: Target | undefined,
+  /** Where the asset lives, when known: a host-local file cannot reach an in-cloud task. */
+  asset?: AssetLocation,
 ): Plan {
   const resolved = resolveRunner(
     {
@@ -47,6 +58,12 @@ export function planRun(
     return {
       ok: false,
       reason: `The ${BACKEND_NAMES[resolved.runner]} runner is not available in this deployment: no launcher for it is configured`,
+    };
+  }
+  if (resolved.runner !== 'local' && asset?.kind === 'file') {
+    return {
+      ok: false,
+      reason: `The asset ${run.asset} exists only on this host's filesystem, which the ${BACKEND_NAMES[resolved.runner]} runner cannot read: move it to object storage (the active storage backend) first`,
     };
   }
   return { ok: true, runner: resolved.runner, image: resolved.image };
@@ -85,7 +102,7 @@ export async function submitRun(
   options: { idempotencyKey?: string; batchId?: string } = {},
 ): Promise<SubmitResult> {
   const target = await loadSelectedTarget(deps, body);
-  await deps.assets.locate(body.asset);
+  const asset = await deps.assets.locate(body.asset);
 
   const now = deps.clock.now();
   const { timeoutSeconds, ...rest } = body;
@@ -99,7 +116,7 @@ export async function submitRun(
     },
     now,
   );
-  const plan = planRun(deps, draft, target);
+  const plan = planRun(deps, draft, target, asset);
   const run = plan.ok
     ? { ...draft, runner: plan.runner, image: plan.image }
     : transition(draft, 'refused', now, { reason: plan.reason });
@@ -130,14 +147,22 @@ export async function getRun(deps: Pick<AppDeps, 'store'>, id: string): Promise<
   return run;
 }
 
+/** How long a cloud task gets between the stop request and being killed. */
+const CANCEL_GRACE_SECONDS = 30;
+
 /**
  * Flag the run for cancellation. A run nothing has started yet — queued, or
- * handed to the relay queue but not claimed by a relay — is cancelled at once;
- * later stages honour the flag (the relay polls it, cloud tasks are stopped).
+ * handed to the relay queue but not claimed by a relay — is cancelled at once.
+ * A cloud task is asked to stop right away; its backend's status (events or
+ * the reconciler's sweep) then settles the run `cancelled`. The relay polls
+ * the flag itself. A stop request that fails is retried by the reconciler.
  */
-export function cancelRun(deps: Pick<AppDeps, 'store' | 'clock'>, id: string): Promise<Run> {
-  return mutateRun(deps.store, id, (run) => {
-    const flagged = requestCancel(run, deps.clock.now());
+export async function cancelRun(
+  deps: Pick<AppDeps, 'store' | 'clock'> & Partial<Pick<AppDeps, 'launchers' | 'logger'>>,
+  id: string,
+): Promise<Run> {
+  const run = await mutateRun(deps.store, id, (current) => {
+    const flagged = requestCancel(current, deps.clock.now());
     if (flagged.state === 'launched' && flagged.launch?.backend === 'local' && !isRelayOwner(flagged.owner)) {
       return transition(flagged, 'cancelled', deps.clock.now(), {
         reason: 'Cancelled before a relay took it',
@@ -145,4 +170,20 @@ export function cancelRun(deps: Pick<AppDeps, 'store' | 'clock'>, id: string): P
     }
     return flagged;
   });
+  const handle = run.launch?.handle;
+  const launcher = run.launch === undefined ? undefined : deps.launchers?.[run.launch.backend];
+  if (
+    !isTerminal(run.state) &&
+    run.cancelRequested &&
+    handle !== undefined &&
+    run.launch?.backend !== 'local'
+  ) {
+    await launcher?.cancel(handle, run, CANCEL_GRACE_SECONDS).catch((error: unknown) => {
+      deps.logger?.warn('cancel: the backend did not take the stop request; the reconciler retries', {
+        runId: run.id,
+        error: error as Error,
+      });
+    });
+  }
+  return run;
 }

@@ -74,6 +74,29 @@ describe('submitRun', () => {
     }
   });
 
+  it('refuses an in-cloud runner for an asset that exists only on the local filesystem', async () => {
+    const ecsApp = makeTestApp({
+      launcherBackend: 'ecs',
+      env: {
+        ANSIBLE_RUNNER_AWS: 'ecs',
+        ANSIBLE_ECS_SUBNET_ID: 'subnet-0abc',
+        ANSIBLE_ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/exec',
+      },
+    });
+    try {
+      await ecsApp.store.putTarget(vmTarget('vm-aws', { cloud: 'aws' }));
+
+      const { run } = await submitRun(ecsApp.deps, vmBody({ targetId: 'vm-aws' }), 'alice');
+
+      expect(run.state).toBe('refused');
+      expect(run.reason).toContain('exists only on this host');
+      expect(run.reason).toContain('move it to object storage');
+      expect(ecsApp.dispatchQueue.depth().visible).toBe(0);
+    } finally {
+      ecsApp.close();
+    }
+  });
+
   it('returns the first run for a replayed idempotency key and sends no second message', async () => {
     const first = await submitRun(app.deps, vmBody(), 'alice', { idempotencyKey: 'key-1' });
 
@@ -184,13 +207,31 @@ describe('cancelRun', () => {
     expect(flagged.history).toEqual(launched.history);
   });
 
-  it('only flags a cloud run that is already launched', async () => {
-    const run = await createQueuedRun(app.store, app.clock, { id: 'run-1' });
-    await markLaunched(app.store, app.clock, run, { backend: 'ecs', handle: 'ecs:c/t' });
+  it('flags a launched cloud run and asks its backend to stop the task at once', async () => {
+    const ecsApp = makeTestApp({ launcherBackend: 'ecs' });
+    const run = await createQueuedRun(ecsApp.store, ecsApp.clock, { id: 'run-1' });
+    await markLaunched(ecsApp.store, ecsApp.clock, run, { backend: 'ecs', handle: 'ecs:c/t' });
 
-    const flagged = await cancelRun(app.deps, run.id);
+    const flagged = await cancelRun(ecsApp.deps, run.id);
 
     expect(flagged).toMatchObject({ state: 'launched', cancelRequested: true });
+    expect(ecsApp.launcher.cancels).toEqual([{ handle: 'ecs:c/t', runId: run.id, graceSeconds: 30 }]);
+    ecsApp.close();
+  });
+
+  it('keeps the cancel flag when the backend refuses the stop request, for the reconciler to retry', async () => {
+    const ecsApp = makeTestApp({ launcherBackend: 'ecs' });
+    ecsApp.launcher.cancel = async () => {
+      throw new Error('ECS is throttling');
+    };
+    const run = await createQueuedRun(ecsApp.store, ecsApp.clock, { id: 'run-1' });
+    await markLaunched(ecsApp.store, ecsApp.clock, run, { backend: 'ecs', handle: 'ecs:c/t' });
+
+    const flagged = await cancelRun(ecsApp.deps, run.id);
+
+    expect(flagged).toMatchObject({ state: 'launched', cancelRequested: true });
+    expect(await ecsApp.store.getRun(run.id)).toMatchObject({ cancelRequested: true });
+    ecsApp.close();
   });
 
   it('changes nothing on a finished run', async () => {
