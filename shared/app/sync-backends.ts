@@ -79,6 +79,11 @@ export interface SyncBackendsOptions {
   readonly missingGraceSeconds: number;
   /** Passed to `cancel` for runs with a cancel request. */
   readonly cancelGraceSeconds?: number;
+  /**
+   * A cancel the backend has not confirmed this long after it was requested is
+   * recorded as unconfirmed: the run fails with that reason (default 300 s).
+   */
+  readonly cancelConfirmSeconds?: number;
   /** At most this many runs per sweep. */
   readonly limit?: number;
 }
@@ -139,8 +144,22 @@ export async function syncBackends(
       }
     }
 
+    const confirmMs = (options.cancelConfirmSeconds ?? 300) * 1000;
+    const askedAt = run.cancelRequestedAt === undefined ? undefined : Date.parse(run.cancelRequestedAt);
+    const unconfirmed =
+      run.cancelRequested &&
+      (status.state === 'pending' || status.state === 'running') &&
+      askedAt !== undefined &&
+      nowMs - askedAt > confirmMs;
+
     let changed = false;
     const after = await settleRun(deps.store, run.id, (r) => {
+      if (unconfirmed && r.launch?.handle === handle) {
+        changed = true;
+        return transition(r, 'failed', deps.clock.now(), {
+          reason: `Cancel requested at ${r.cancelRequestedAt} was not confirmed by the ${r.launch.backend} backend within ${confirmMs / 1000} s; the task may still be running (${handle})`,
+        });
+      }
       // The handle moved on (a new attempt) since the status was asked: the answer is about another task.
       const next = r.launch?.handle === handle ? applyBackendStatus(r, status, deps.clock.now()) : r;
       changed = next !== r;

@@ -122,6 +122,8 @@ export interface Run {
   readonly owner?: string;
   readonly launch?: LaunchRecord;
   readonly cancelRequested: boolean;
+  /** When the cancel was asked for: the start of the backend's deadline to confirm it. */
+  readonly cancelRequestedAt?: string;
   readonly exitCode?: number;
   readonly reason?: string;
   readonly createdAt: string;
@@ -134,7 +136,10 @@ export const isRelayOwner = (owner: string | undefined): boolean =>
   owner?.startsWith(RELAY_OWNER_PREFIX) ?? false;
 
 export type RunPatch = Partial<
-  Pick<Run, 'runner' | 'image' | 'owner' | 'launch' | 'exitCode' | 'attempt' | 'cancelRequested'>
+  Pick<
+    Run,
+    'runner' | 'image' | 'owner' | 'launch' | 'exitCode' | 'attempt' | 'cancelRequested' | 'cancelRequestedAt'
+  >
 >;
 
 /**
@@ -184,10 +189,10 @@ export function requestCancel(run: Run, at: string): Run {
   if (run.state === 'queued') {
     return transition(run, 'cancelled', at, {
       reason: 'Cancelled before it started',
-      patch: { cancelRequested: true },
+      patch: { cancelRequested: true, cancelRequestedAt: at },
     });
   }
-  return amend(run, at, { cancelRequested: true });
+  return amend(run, at, { cancelRequested: true, cancelRequestedAt: at });
 }
 
 /** When the run is due to end, counted from its first claim (or creation when never claimed). */

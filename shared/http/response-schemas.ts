@@ -65,6 +65,7 @@ export const RunSchema = z
     version: z.int().min(1),
     launch: z.object({ backend: z.enum(RUNNERS), intentAt: at, handle: z.string().optional() }).optional(),
     cancelRequested: z.boolean(),
+    cancelRequestedAt: at.optional().describe('when the cancel was requested'),
     exitCode: z.int().optional(),
     reason: z.string().optional().describe('why the run was refused, failed, cancelled or timed out'),
     createdAt: at,

@@ -2,7 +2,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { makeReconcileRuns } from '../../../functions/status-sync/reconcile-runs.ts';
 import { mutateRun } from '../../../shared/app/run-updates.ts';
-import { amend, type Run, transition } from '../../../shared/domain/run.ts';
+import { amend, type Run, requestCancel, transition } from '../../../shared/domain/run.ts';
 import type { BackendStatus, Launcher } from '../../../shared/ports/launcher.ts';
 import type { LogPage } from '../../../shared/ports/log-store.ts';
 import { createQueuedRun, makeTestApp, markLaunched, type TestApp, vmTarget } from '../app/harness.ts';
@@ -144,6 +144,24 @@ describe('makeReconcileRuns', () => {
 
     expect(await app.store.getRun('run-1')).toMatchObject({ state: 'cancelled', exitCode: 143 });
     expect(ecs.cancels).toHaveLength(1);
+  });
+
+  it('records a cancel the backend does not confirm within its deadline, and cleans up', async () => {
+    await launchedRun('run-1');
+    await mutateRun(app.store, 'run-1', (r) => requestCancel(r, app.clock.now()));
+    await reconcile(); // the stop request goes out; ECS keeps answering "running"
+    app.clock.advance(299_000);
+    const early = await reconcile();
+    expect(early.sync.settled).toEqual([]);
+
+    app.clock.advance(2_000);
+    const late = await reconcile();
+
+    expect(late.sync.settled).toEqual(['run-1']);
+    const run = await app.store.getRun('run-1');
+    expect(run?.state).toBe('failed');
+    expect(run?.reason).toContain('was not confirmed by the ecs backend within 300 s');
+    expect(ecs.cleanups).toEqual([{ handle: 'ecs:c/run-1', runId: 'run-1' }]);
   });
 
   it('settles a run past its deadline with what the backend says before timing anything out', async () => {
