@@ -18,6 +18,8 @@ export class LogShipper {
   private chain: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private failure: unknown;
+  private waiters: { resolve: () => void; reject: (error: unknown) => void }[] = [];
+  private pending: Promise<void> | undefined;
   lastProblem: string | undefined;
 
   constructor(
@@ -27,7 +29,8 @@ export class LogShipper {
     private readonly maxBatch = 200,
   ) {}
 
-  push(lines: readonly LogLineInput[]): void {
+  /** Buffer lines; the promise resolves once they are stored (rejects if that write failed). */
+  push(lines: readonly LogLineInput[]): Promise<void> {
     const now = new Date().toISOString();
     for (const line of lines) {
       const text = line.text.trimStart();
@@ -35,12 +38,19 @@ export class LogShipper {
       // Stamp lines when they arrive, not when the batch is written.
       this.buffer.push(line.at === undefined ? { ...line, at: now } : line);
     }
-    if (this.buffer.length >= this.maxBatch) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), this.flushMs);
+    if (this.pending === undefined) {
+      this.pending = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
+      // A caller that ignores the promise (close() reports the failure) must not cause an unhandled rejection.
+      this.pending.catch(() => {});
+    }
+    const stored = this.pending;
+    if (this.buffer.length >= this.maxBatch) void this.flush();
+    else this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
+    return stored;
   }
 
   system(text: string): void {
-    this.push([{ stream: 'system', text }]);
+    this.push([{ stream: 'system', text }]).catch(() => {});
   }
 
   /** Start writing what is buffered; the returned promise resolves when every earlier write has landed. */
@@ -48,12 +58,21 @@ export class LogShipper {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
     const batch = this.buffer;
+    const waiters = this.waiters;
     this.buffer = [];
+    this.waiters = [];
+    this.pending = undefined;
     if (batch.length > 0) {
       this.chain = this.chain.then(() =>
-        this.store.append(this.runId, batch).catch((error: unknown) => {
-          this.failure ??= error;
-        }),
+        this.store.append(this.runId, batch).then(
+          () => {
+            for (const w of waiters) w.resolve();
+          },
+          (error: unknown) => {
+            this.failure ??= error;
+            for (const w of waiters) w.reject(error);
+          },
+        ),
       );
     }
     return this.chain;

@@ -1,3 +1,4 @@
+import { AssetNotFoundError, AssetOutsideRootError, ValidationError } from './errors.ts';
 import { assetTypeOf } from './task.ts';
 
 /**
@@ -51,6 +52,37 @@ export function assetPathProblem(path: string): AssetPathProblem | undefined {
   }
   if (assetTypeOf(path) === undefined) {
     return invalid(`must end in one of ${ASSET_EXTENSIONS.join(' ')}`);
+  }
+  return undefined;
+}
+
+/** `a\b` and `a/b` alike: a Windows-style path must not slip a `..` past the check. */
+const segmentsOf = (path: string): string[] => path.split(/[/\\]/);
+
+/**
+ * Why a relative asset path may not be looked up in an object store (S3, Azure
+ * Blob, GCS), as the error to throw; undefined when it is fine. Checked before
+ * any request, so a traversal attempt never reaches the backend.
+ */
+export function objectPathProblem(path: string): Error | undefined {
+  if (path.includes('\0')) {
+    return new ValidationError('Asset path must not contain NUL', [
+      { path: 'asset', message: 'contains NUL' },
+    ]);
+  }
+  if (path.length === 0) return new AssetNotFoundError('Asset path is empty');
+  if (path.startsWith('/') || path.startsWith('\\') || /^[A-Za-z]:/.test(path)) {
+    return new AssetOutsideRootError(
+      `Asset path "${path}" is absolute; give a path relative to the asset root`,
+    );
+  }
+  const segments = segmentsOf(path);
+  if (segments.includes('..')) {
+    return new AssetOutsideRootError(`Asset path "${path}" resolves outside the asset root`);
+  }
+  // Hidden files (`.git/…`, `.env`) are never served, as in the local store; `a//b` names no real file.
+  if (segments.some((s) => s.startsWith('.') || s === '')) {
+    return new AssetNotFoundError(`Asset "${path}" does not exist`);
   }
   return undefined;
 }

@@ -38,7 +38,7 @@ export interface RunningExecution {
   kill(graceMs: number): Promise<void>;
 }
 
-export type LineSink = (lines: readonly LogLineInput[]) => void;
+export type LineSink = (lines: readonly LogLineInput[]) => void | Promise<void>;
 
 export interface Executor {
   readonly name: 'process' | 'docker';

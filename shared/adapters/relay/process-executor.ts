@@ -200,6 +200,7 @@ class OutputTail {
   private offset: number;
   private pending = Buffer.alloc(0);
   private timer: NodeJS.Timeout | undefined;
+  private saved: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly workDir: string,
@@ -207,6 +208,11 @@ class OutputTail {
   ) {
     const saved = Number(readFileSyncOr(join(workDir, OFFSET_FILE), '0').trim());
     this.offset = Number.isSafeInteger(saved) && saved >= 0 ? saved : 0;
+  }
+
+  /** Resolves once every shipped batch's offset has been written (or given up on). */
+  settled(): Promise<void> {
+    return this.saved;
   }
 
   start(pollMs: number): void {
@@ -269,11 +275,21 @@ class OutputTail {
       const text = raw.toString('utf8').replace(/\r$/, '');
       return { stream: text.startsWith(SHIM_PREFIX) ? 'system' : 'stdout', text };
     });
-    this.sink(out);
     this.offset += bytes;
-    const file = join(this.workDir, OFFSET_FILE);
-    writeFileSync(`${file}.tmp`, String(this.offset));
-    renameSync(`${file}.tmp`, file);
+    const offset = this.offset;
+    const landed = this.sink(out);
+    // Record the offset only once the sink says the lines are stored: a crash before that re-ships them.
+    this.saved = this.saved
+      .then(() => landed)
+      .then(
+        () => {
+          const file = join(this.workDir, OFFSET_FILE);
+          writeFileSync(`${file}.tmp`, String(offset));
+          renameSync(`${file}.tmp`, file);
+        },
+        () => {}, // not stored: leave the offset, so the next relay ships them again
+      )
+      .catch(() => {}); // the work dir may be gone once the run settled
   }
 }
 
@@ -431,9 +447,14 @@ export class ProcessExecutor implements Executor {
     const handle = `process:${pid}:${starttime}`;
     let killedWith: NodeJS.Signals | undefined;
 
-    const finish = (status?: { code: number | null; signal: NodeJS.Signals | null }): ExecutionResult => {
+    const finish = async (status?: {
+      code: number | null;
+      signal: NodeJS.Signals | null;
+    }): Promise<ExecutionResult> => {
       tail.stop();
       tail.drain(true);
+      // The task is over only once its output is stored and the offset says so.
+      await tail.settled();
       const recorded = readExitRecord(workDir);
       if (recorded !== undefined) return recorded;
       if (status?.signal != null) return { signal: status.signal };
@@ -455,7 +476,7 @@ export class ProcessExecutor implements Executor {
         return finish();
       })();
     } else {
-      done = Promise.resolve(finish());
+      done = finish();
     }
 
     const kill = async (graceMs: number): Promise<void> => {

@@ -1,5 +1,5 @@
 import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { assetPathProblem } from '../../domain/asset-path.ts';
+import { assetPathProblem, objectPathProblem } from '../../domain/asset-path.ts';
 import {
   AssetExistsError,
   AssetNotFoundError,
@@ -25,33 +25,6 @@ const defaultClient = (): S3Client => {
   sharedClient ??= new S3Client({});
   return sharedClient;
 };
-
-/** `a\b` and `a/b` alike: a Windows-style path must not slip a `..` past the check. */
-const segmentsOf = (path: string): string[] => path.split(/[/\\]/);
-
-/** Why a relative asset path may not be used, as the error to throw; undefined when it is fine. */
-function pathProblem(path: string): Error | undefined {
-  if (path.includes('\0')) {
-    return new ValidationError('Asset path must not contain NUL', [
-      { path: 'asset', message: 'contains NUL' },
-    ]);
-  }
-  if (path.length === 0) return new AssetNotFoundError('Asset path is empty');
-  if (path.startsWith('/') || path.startsWith('\\') || /^[A-Za-z]:/.test(path)) {
-    return new AssetOutsideRootError(
-      `Asset path "${path}" is absolute; give a path relative to the asset root`,
-    );
-  }
-  const segments = segmentsOf(path);
-  if (segments.includes('..')) {
-    return new AssetOutsideRootError(`Asset path "${path}" resolves outside the asset root`);
-  }
-  // Hidden files (`.git/…`, `.env`) are never served, as in the local store; `a//b` names no real file.
-  if (segments.some((s) => s.startsWith('.') || s === '')) {
-    return new AssetNotFoundError(`Asset "${path}" does not exist`);
-  }
-  return undefined;
-}
 
 export interface S3AssetStoreOptions {
   readonly bucket: string;
@@ -102,7 +75,7 @@ export class S3AssetStore implements AssetStore {
   }
 
   async locate(path: string): Promise<AssetLocation> {
-    const problem = pathProblem(path);
+    const problem = objectPathProblem(path);
     if (problem !== undefined) throw problem;
     const key = this.#prefix + path;
     if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) {
@@ -177,7 +150,7 @@ export class S3AssetStore implements AssetStore {
       for (const object of page.Contents ?? []) {
         if (object.Key === undefined || !object.Key.startsWith(this.#prefix)) continue;
         const path = object.Key.slice(this.#prefix.length);
-        if (path.endsWith('/') || pathProblem(path) !== undefined) continue;
+        if (path.endsWith('/') || objectPathProblem(path) !== undefined) continue;
         found.push({ path, size: object.Size ?? 0, type: assetTypeOf(path) ?? 'other' });
         if (found.length >= this.#maxEntries) break;
       }

@@ -1,0 +1,151 @@
+import type { ContainerClient } from '@azure/storage-blob';
+import { assetPathProblem, objectPathProblem } from '../../domain/asset-path.ts';
+import {
+  AssetExistsError,
+  AssetNotFoundError,
+  AssetOutsideRootError,
+  ValidationError,
+} from '../../domain/errors.ts';
+import { assetTypeOf } from '../../domain/task.ts';
+import type {
+  AssetInfo,
+  AssetLocation,
+  AssetStore,
+  PutAssetOptions,
+  PutAssetResult,
+} from '../../ports/asset-store.ts';
+
+const DEFAULT_MAX_ENTRIES = 10_000;
+/** Blob names are at most 1,024 characters; bytes are counted to stay on the safe side (as for S3). */
+const MAX_NAME_BYTES = 1024;
+
+/** HTTP status of a RestError (duck-typed: several copies of @azure/core-rest-pipeline may be installed). */
+const statusOf = (error: unknown): number | undefined => {
+  const status = (error as { statusCode?: unknown } | null)?.statusCode;
+  return typeof status === 'number' ? status : undefined;
+};
+
+export interface AzureBlobAssetStoreOptions {
+  /**
+   * The container the assets live in, with its credential already attached
+   * (`new BlobServiceClient(url, credential).getContainerClient(name)`).
+   */
+  readonly container: ContainerClient;
+  /** Blob-name prefix the asset root lives under (`playbooks/` …); empty for the container root. */
+  readonly prefix?: string;
+  readonly maxEntries?: number;
+  /** Blobs per List Blobs page (`maxresults`; Azure's default and maximum is 5,000). */
+  readonly pageSize?: number;
+}
+
+/**
+ * AssetStore over an Azure Blob Storage container and prefix, with the same
+ * rules as S3AssetStore: paths are relative to the prefix; absolute paths and
+ * `..` segments are refused with AssetOutsideRootError before any request;
+ * hidden segments are treated as absent.
+ *
+ * `locate` answers `{ kind: 'url', url }` with the blob's plain URL after a
+ * Get Blob Properties (HEAD) proves it exists. That URL carries no
+ * credential: a task running in Azure can fetch it only with a managed
+ * identity that has Storage Blob Data Reader on the container, or after the
+ * caller appends a SAS (user-delegation SAS via `generateSasUrl` needs a
+ * SharedKey or user-delegation key, which this store deliberately does not
+ * hold). A public-read container would also work, and is not recommended.
+ *
+ * `put` is one Put Blob, so readers see the old blob or the new one; without
+ * `overwrite` it sends `If-None-Match: *` and Azure itself refuses to replace
+ * an existing blob (409 BlobAlreadyExists, or 412 → AssetExistsError).
+ *
+ * @example
+ * const container = new BlobServiceClient(accountUrl, credential).getContainerClient('rw-assets');
+ * const assets = new AzureBlobAssetStore({ container, prefix: 'playbooks/' });
+ * await assets.locate('hello/site.yml'); // { kind: 'url', url: 'https://<account>.blob.core.windows.net/rw-assets/playbooks/hello/site.yml' }
+ * await assets.put('tools/setup.sh', bytes); // AssetExistsError when it is already there
+ */
+export class AzureBlobAssetStore implements AssetStore {
+  readonly #container: ContainerClient;
+  readonly #prefix: string;
+  readonly #maxEntries: number;
+  readonly #pageSize: number | undefined;
+
+  constructor(options: AzureBlobAssetStoreOptions) {
+    this.#container = options.container;
+    const trimmed = (options.prefix ?? '').replace(/^\/+/, '');
+    this.#prefix = trimmed === '' || trimmed.endsWith('/') ? trimmed : `${trimmed}/`;
+    this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
+    this.#pageSize = options.pageSize;
+  }
+
+  async locate(path: string): Promise<AssetLocation> {
+    const problem = objectPathProblem(path);
+    if (problem !== undefined) throw problem;
+    const name = this.#prefix + path;
+    if (Buffer.byteLength(name, 'utf8') > MAX_NAME_BYTES) {
+      throw new AssetNotFoundError(`Asset "${path}" does not exist`);
+    }
+    const blob = this.#container.getBlobClient(name);
+    try {
+      await blob.getProperties();
+    } catch (error) {
+      // HEAD has no body: BlobNotFound and ContainerNotFound both arrive as a bare 404,
+      // so a wrong container name reads as "asset not found" (as a wrong S3 bucket does).
+      if (statusOf(error) === 404) {
+        throw new AssetNotFoundError(`Asset "${path}" does not exist`, { cause: error });
+      }
+      throw error;
+    }
+    return { kind: 'url', url: blob.url };
+  }
+
+  async put(path: string, bytes: Uint8Array, options: PutAssetOptions = {}): Promise<PutAssetResult> {
+    const problem = assetPathProblem(path);
+    if (problem?.code === 'outside_root')
+      throw new AssetOutsideRootError(`Asset path "${path}" ${problem.message}`);
+    if (problem !== undefined) {
+      throw new ValidationError(`Asset path "${path}" ${problem.message}`, [
+        { path: 'path', message: problem.message },
+      ]);
+    }
+    const blob = this.#container.getBlockBlobClient(this.#prefix + path);
+    const overwrite = options.overwrite === true;
+    // Only to report `replaced`; the write itself does not depend on it.
+    const replaced = overwrite && (await blob.exists());
+    try {
+      await blob.upload(bytes, bytes.byteLength, overwrite ? {} : { conditions: { ifNoneMatch: '*' } });
+    } catch (error) {
+      // 409 BlobAlreadyExists is Azure's answer to `If-None-Match: *` on an existing blob;
+      // 412 ConditionNotMet is accepted too, should a proxy or API version answer that way.
+      const status = statusOf(error);
+      if (!overwrite && (status === 409 || status === 412)) {
+        throw new AssetExistsError(`Asset "${path}" already exists; upload with overwrite to replace it`, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
+    return { asset: { path, size: bytes.byteLength, type: assetTypeOf(path) ?? 'other' }, replaced };
+  }
+
+  /**
+   * Every blob under the prefix that `locate` would serve, sorted by path, at
+   * most `maxEntries` (10,000 by default). Folder markers (names ending in
+   * `/`, as left by some tools on hierarchical-namespace accounts) are skipped.
+   */
+  async list(): Promise<readonly AssetInfo[]> {
+    const found: AssetInfo[] = [];
+    const pages = this.#container
+      .listBlobsFlat(this.#prefix === '' ? {} : { prefix: this.#prefix })
+      .byPage(this.#pageSize === undefined ? {} : { maxPageSize: this.#pageSize });
+    for await (const page of pages) {
+      for (const item of page.segment.blobItems) {
+        if (!item.name.startsWith(this.#prefix)) continue;
+        const path = item.name.slice(this.#prefix.length);
+        if (path.endsWith('/') || objectPathProblem(path) !== undefined) continue;
+        found.push({ path, size: item.properties.contentLength ?? 0, type: assetTypeOf(path) ?? 'other' });
+        if (found.length >= this.#maxEntries) break;
+      }
+      if (found.length >= this.#maxEntries) break;
+    }
+    return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+}

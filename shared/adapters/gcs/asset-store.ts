@@ -1,0 +1,159 @@
+import { type Bucket, Storage } from '@google-cloud/storage';
+import { assetPathProblem, objectPathProblem } from '../../domain/asset-path.ts';
+import {
+  AssetExistsError,
+  AssetNotFoundError,
+  AssetOutsideRootError,
+  ValidationError,
+} from '../../domain/errors.ts';
+import { assetTypeOf } from '../../domain/task.ts';
+import type {
+  AssetInfo,
+  AssetLocation,
+  AssetStore,
+  PutAssetOptions,
+  PutAssetResult,
+} from '../../ports/asset-store.ts';
+
+const DEFAULT_MAX_ENTRIES = 10_000;
+/** Cloud Storage object names are at most 1,024 bytes of UTF-8. */
+const MAX_NAME_BYTES = 1024;
+
+let sharedStorage: Storage | undefined;
+/** One client per cold start, shared by every store built without an injected one (Application Default Credentials). */
+const defaultStorage = (): Storage => {
+  sharedStorage ??= new Storage();
+  return sharedStorage;
+};
+
+/** HTTP status of an ApiError from the SDK (`code` holds the status for JSON API errors). */
+const statusOf = (error: unknown): number | undefined => {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
+};
+
+export interface GcsAssetStoreOptions {
+  readonly bucket: string;
+  /** Object-name prefix the asset root lives under (`playbooks/` …); empty for the bucket root. */
+  readonly prefix?: string;
+  /** Defaults to one client per process using Application Default Credentials. */
+  readonly storage?: Storage;
+  readonly maxEntries?: number;
+  /** Objects per objects.list page (`maxResults`; the API's default and maximum is 1,000). */
+  readonly pageSize?: number;
+}
+
+/**
+ * AssetStore over a Cloud Storage bucket and prefix, with the same rules as
+ * S3AssetStore: paths are relative to the prefix; absolute paths and `..`
+ * segments are refused with AssetOutsideRootError before any request; hidden
+ * segments are treated as absent.
+ *
+ * `locate` answers `{ kind: 'url', url: 'gs://<bucket>/<name>' }` after an
+ * objects.get (metadata only) proves the object exists. The task shim fetches
+ * only http(s) URLs today, so a runner needs a gs fetcher using its service
+ * account (e.g. a Cloud Run job's identity with roles/storage.objectViewer),
+ * or a V4 signed URL (`file.getSignedUrl`, which needs a credential that can
+ * sign), before it can use these locations.
+ *
+ * `put` is one single-shot (multipart) upload, so readers see the old object
+ * or the new one; without `overwrite` it sends `ifGenerationMatch=0` and
+ * Cloud Storage itself refuses to replace a live object (412 → AssetExistsError).
+ *
+ * @example
+ * const assets = new GcsAssetStore({ bucket: 'rw-assets', prefix: 'playbooks/' });
+ * await assets.locate('hello/site.yml'); // { kind: 'url', url: 'gs://rw-assets/playbooks/hello/site.yml' }
+ * await assets.put('tools/setup.sh', bytes); // AssetExistsError when it is already there
+ */
+export class GcsAssetStore implements AssetStore {
+  readonly #bucket: Bucket;
+  readonly #prefix: string;
+  readonly #maxEntries: number;
+  readonly #pageSize: number | undefined;
+
+  constructor(options: GcsAssetStoreOptions) {
+    if (options.bucket.length === 0) throw new ValidationError('bucket must not be empty');
+    this.#bucket = (options.storage ?? defaultStorage()).bucket(options.bucket);
+    const trimmed = (options.prefix ?? '').replace(/^\/+/, '');
+    this.#prefix = trimmed === '' || trimmed.endsWith('/') ? trimmed : `${trimmed}/`;
+    this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
+    this.#pageSize = options.pageSize;
+  }
+
+  async locate(path: string): Promise<AssetLocation> {
+    const problem = objectPathProblem(path);
+    if (problem !== undefined) throw problem;
+    const name = this.#prefix + path;
+    if (Buffer.byteLength(name, 'utf8') > MAX_NAME_BYTES) {
+      throw new AssetNotFoundError(`Asset "${path}" does not exist`);
+    }
+    try {
+      await this.#bucket.file(name).getMetadata();
+    } catch (error) {
+      // A missing bucket is a 404 too, so a wrong bucket name reads as "asset not found" (as in S3).
+      if (statusOf(error) === 404) {
+        throw new AssetNotFoundError(`Asset "${path}" does not exist`, { cause: error });
+      }
+      throw error;
+    }
+    return { kind: 'url', url: `gs://${this.#bucket.name}/${name}` };
+  }
+
+  async put(path: string, bytes: Uint8Array, options: PutAssetOptions = {}): Promise<PutAssetResult> {
+    const problem = assetPathProblem(path);
+    if (problem?.code === 'outside_root')
+      throw new AssetOutsideRootError(`Asset path "${path}" ${problem.message}`);
+    if (problem !== undefined) {
+      throw new ValidationError(`Asset path "${path}" ${problem.message}`, [
+        { path: 'path', message: problem.message },
+      ]);
+    }
+    const file = this.#bucket.file(this.#prefix + path);
+    const overwrite = options.overwrite === true;
+    // Only to report `replaced`; the write itself does not depend on it.
+    const replaced = overwrite && (await file.exists())[0];
+    try {
+      // Single-shot upload: assets are small, and a resumable session would add a round trip.
+      await file.save(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), {
+        resumable: false,
+        ...(overwrite ? {} : { preconditionOpts: { ifGenerationMatch: 0 } }),
+      });
+    } catch (error) {
+      if (!overwrite && statusOf(error) === 412) {
+        throw new AssetExistsError(`Asset "${path}" already exists; upload with overwrite to replace it`, {
+          cause: error,
+        });
+      }
+      throw error;
+    }
+    return { asset: { path, size: bytes.byteLength, type: assetTypeOf(path) ?? 'other' }, replaced };
+  }
+
+  /**
+   * Every object under the prefix that `locate` would serve, sorted by path,
+   * at most `maxEntries` (10,000 by default). Folder placeholders (names
+   * ending in `/`, as the console creates) are skipped.
+   */
+  async list(): Promise<readonly AssetInfo[]> {
+    const found: AssetInfo[] = [];
+    let pageToken: string | undefined;
+    do {
+      const [files, next] = await this.#bucket.getFiles({
+        autoPaginate: false,
+        ...(this.#prefix === '' ? {} : { prefix: this.#prefix }),
+        ...(this.#pageSize === undefined ? {} : { maxResults: this.#pageSize }),
+        ...(pageToken === undefined ? {} : { pageToken }),
+      });
+      for (const file of files) {
+        if (!file.name.startsWith(this.#prefix)) continue;
+        const path = file.name.slice(this.#prefix.length);
+        if (path.endsWith('/') || objectPathProblem(path) !== undefined) continue;
+        found.push({ path, size: Number(file.metadata.size ?? 0), type: assetTypeOf(path) ?? 'other' });
+        if (found.length >= this.#maxEntries) break;
+      }
+      // The SDK answers null (despite its type) for the query after the last page.
+      pageToken = (next as { pageToken?: string } | null | undefined)?.pageToken || undefined;
+    } while (pageToken !== undefined && found.length < this.#maxEntries);
+    return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+}
