@@ -1,11 +1,6 @@
 import type { ContainerClient } from '@azure/storage-blob';
 import { assetPathProblem, objectPathProblem } from '../../domain/asset-path.ts';
-import {
-  AssetExistsError,
-  AssetNotFoundError,
-  AssetOutsideRootError,
-  ValidationError,
-} from '../../domain/errors.ts';
+import { AssetNotFoundError, AssetOutsideRootError, ValidationError } from '../../domain/errors.ts';
 import { assetTypeOf } from '../../domain/task.ts';
 import type {
   AssetInfo,
@@ -14,6 +9,7 @@ import type {
   PutAssetOptions,
   PutAssetResult,
 } from '../../ports/asset-store.ts';
+import { assetExists, collectAssets } from '../object-store/listing.ts';
 
 const DEFAULT_MAX_ENTRIES = 10_000;
 /** Blob names are at most 1,024 characters; bytes are counted to stay on the safe side (as for S3). */
@@ -117,9 +113,7 @@ export class AzureBlobAssetStore implements AssetStore {
       // 412 ConditionNotMet is accepted too, should a proxy or API version answer that way.
       const status = statusOf(error);
       if (!overwrite && (status === 409 || status === 412)) {
-        throw new AssetExistsError(`Asset "${path}" already exists; upload with overwrite to replace it`, {
-          cause: error,
-        });
+        throw assetExists(path, error);
       }
       throw error;
     }
@@ -132,20 +126,17 @@ export class AzureBlobAssetStore implements AssetStore {
    * `/`, as left by some tools on hierarchical-namespace accounts) are skipped.
    */
   async list(): Promise<readonly AssetInfo[]> {
-    const found: AssetInfo[] = [];
     const pages = this.#container
       .listBlobsFlat(this.#prefix === '' ? {} : { prefix: this.#prefix })
       .byPage(this.#pageSize === undefined ? {} : { maxPageSize: this.#pageSize });
-    for await (const page of pages) {
-      for (const item of page.segment.blobItems) {
-        if (!item.name.startsWith(this.#prefix)) continue;
-        const path = item.name.slice(this.#prefix.length);
-        if (path.endsWith('/') || objectPathProblem(path) !== undefined) continue;
-        found.push({ path, size: item.properties.contentLength ?? 0, type: assetTypeOf(path) ?? 'other' });
-        if (found.length >= this.#maxEntries) break;
+    async function* objects() {
+      for await (const page of pages) {
+        yield page.segment.blobItems.map((item) => ({
+          key: item.name,
+          size: item.properties.contentLength ?? 0,
+        }));
       }
-      if (found.length >= this.#maxEntries) break;
     }
-    return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    return collectAssets(this.#prefix, this.#maxEntries, objects());
   }
 }

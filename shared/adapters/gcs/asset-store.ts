@@ -1,11 +1,6 @@
 import { type Bucket, Storage } from '@google-cloud/storage';
 import { assetPathProblem, objectPathProblem } from '../../domain/asset-path.ts';
-import {
-  AssetExistsError,
-  AssetNotFoundError,
-  AssetOutsideRootError,
-  ValidationError,
-} from '../../domain/errors.ts';
+import { AssetNotFoundError, AssetOutsideRootError, ValidationError } from '../../domain/errors.ts';
 import { assetTypeOf } from '../../domain/task.ts';
 import type {
   AssetInfo,
@@ -14,6 +9,7 @@ import type {
   PutAssetOptions,
   PutAssetResult,
 } from '../../ports/asset-store.ts';
+import { assetExists, collectAssets } from '../object-store/listing.ts';
 
 const DEFAULT_MAX_ENTRIES = 10_000;
 /** Cloud Storage object names are at most 1,024 bytes of UTF-8. */
@@ -120,9 +116,7 @@ export class GcsAssetStore implements AssetStore {
       });
     } catch (error) {
       if (!overwrite && statusOf(error) === 412) {
-        throw new AssetExistsError(`Asset "${path}" already exists; upload with overwrite to replace it`, {
-          cause: error,
-        });
+        throw assetExists(path, error);
       }
       throw error;
     }
@@ -135,25 +129,21 @@ export class GcsAssetStore implements AssetStore {
    * ending in `/`, as the console creates) are skipped.
    */
   async list(): Promise<readonly AssetInfo[]> {
-    const found: AssetInfo[] = [];
-    let pageToken: string | undefined;
-    do {
-      const [files, next] = await this.#bucket.getFiles({
-        autoPaginate: false,
-        ...(this.#prefix === '' ? {} : { prefix: this.#prefix }),
-        ...(this.#pageSize === undefined ? {} : { maxResults: this.#pageSize }),
-        ...(pageToken === undefined ? {} : { pageToken }),
-      });
-      for (const file of files) {
-        if (!file.name.startsWith(this.#prefix)) continue;
-        const path = file.name.slice(this.#prefix.length);
-        if (path.endsWith('/') || objectPathProblem(path) !== undefined) continue;
-        found.push({ path, size: Number(file.metadata.size ?? 0), type: assetTypeOf(path) ?? 'other' });
-        if (found.length >= this.#maxEntries) break;
-      }
-      // The SDK answers null (despite its type) for the query after the last page.
-      pageToken = (next as { pageToken?: string } | null | undefined)?.pageToken || undefined;
-    } while (pageToken !== undefined && found.length < this.#maxEntries);
-    return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const [bucket, prefix, pageSize] = [this.#bucket, this.#prefix, this.#pageSize];
+    async function* pages() {
+      let pageToken: string | undefined;
+      do {
+        const [files, next] = await bucket.getFiles({
+          autoPaginate: false,
+          ...(prefix === '' ? {} : { prefix }),
+          ...(pageSize === undefined ? {} : { maxResults: pageSize }),
+          ...(pageToken === undefined ? {} : { pageToken }),
+        });
+        yield files.map((file) => ({ key: file.name, size: Number(file.metadata.size ?? 0) }));
+        // The SDK answers null (despite its type) for the query after the last page.
+        pageToken = (next as { pageToken?: string } | null | undefined)?.pageToken || undefined;
+      } while (pageToken !== undefined);
+    }
+    return collectAssets(prefix, this.#maxEntries, pages());
   }
 }

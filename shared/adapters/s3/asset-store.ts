@@ -1,11 +1,6 @@
 import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { assetPathProblem, objectPathProblem } from '../../domain/asset-path.ts';
-import {
-  AssetExistsError,
-  AssetNotFoundError,
-  AssetOutsideRootError,
-  ValidationError,
-} from '../../domain/errors.ts';
+import { AssetNotFoundError, AssetOutsideRootError, ValidationError } from '../../domain/errors.ts';
 import { assetTypeOf } from '../../domain/task.ts';
 import type {
   AssetInfo,
@@ -14,6 +9,7 @@ import type {
   PutAssetOptions,
   PutAssetResult,
 } from '../../ports/asset-store.ts';
+import { assetExists, collectAssets } from '../object-store/listing.ts';
 
 const DEFAULT_MAX_ENTRIES = 10_000;
 /** S3 refuses keys over 1,024 bytes. */
@@ -121,9 +117,7 @@ export class S3AssetStore implements AssetStore {
       // 412: the key exists. 409: a concurrent conditional write to the same key won the race.
       const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
       if (!overwrite && (status === 412 || status === 409)) {
-        throw new AssetExistsError(`Asset "${path}" already exists; upload with overwrite to replace it`, {
-          cause: error,
-        });
+        throw assetExists(path, error);
       }
       throw error;
     }
@@ -136,27 +130,26 @@ export class S3AssetStore implements AssetStore {
    * `/`) are skipped.
    */
   async list(): Promise<readonly AssetInfo[]> {
-    const found: AssetInfo[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.#client.send(
-        new ListObjectsV2Command({
-          Bucket: this.#bucket,
-          ...(this.#prefix === '' ? {} : { Prefix: this.#prefix }),
-          ...(token === undefined ? {} : { ContinuationToken: token }),
-          ...(this.#pageSize === undefined ? {} : { MaxKeys: this.#pageSize }),
-        }),
-      );
-      for (const object of page.Contents ?? []) {
-        if (object.Key === undefined || !object.Key.startsWith(this.#prefix)) continue;
-        const path = object.Key.slice(this.#prefix.length);
-        if (path.endsWith('/') || objectPathProblem(path) !== undefined) continue;
-        found.push({ path, size: object.Size ?? 0, type: assetTypeOf(path) ?? 'other' });
-        if (found.length >= this.#maxEntries) break;
-      }
-      token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
-    } while (token !== undefined && found.length < this.#maxEntries);
-    return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const client = this.#client;
+    const [bucket, prefix, pageSize] = [this.#bucket, this.#prefix, this.#pageSize];
+    async function* pages() {
+      let token: string | undefined;
+      do {
+        const page = await client.send(
+          new ListObjectsV2Command({
+            Bucket: bucket,
+            ...(prefix === '' ? {} : { Prefix: prefix }),
+            ...(token === undefined ? {} : { ContinuationToken: token }),
+            ...(pageSize === undefined ? {} : { MaxKeys: pageSize }),
+          }),
+        );
+        yield (page.Contents ?? []).flatMap((o) =>
+          o.Key === undefined ? [] : [{ key: o.Key, size: o.Size ?? 0 }],
+        );
+        token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
+      } while (token !== undefined);
+    }
+    return collectAssets(prefix, this.#maxEntries, pages());
   }
 
   async #exists(key: string): Promise<boolean> {
