@@ -54,7 +54,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { pathToFileURL } from 'node:url';
-import { createRedactor, redactAll } from '../../shared/domain/redaction.ts';
+import { createRedactor, plaintextPasswords, redactAll } from '../../shared/domain/redaction.ts';
 import type { K8sOperation, RunKind } from '../../shared/domain/run.ts';
 import type { AssetType, TaskSpec } from '../../shared/domain/task.ts';
 import { shellQuote, wrapperPlaybook } from '../../shared/domain/wrappers.ts';
@@ -473,6 +473,8 @@ export async function runShim(
     const spec = parseTaskSpec(specText);
     secrets = [
       ...spec.secretVars.map((s) => env[s.env]).filter((v): v is string => v !== undefined),
+      // A WinRM password forwarded as a plain extra var (local runner only) is still a secret.
+      ...plaintextPasswords(spec.extraVars),
       ...(env.RW_REDACT_ENV ?? '')
         .split(',')
         .map((name) => name.trim())

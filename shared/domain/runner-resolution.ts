@@ -1,3 +1,4 @@
+import { PLAINTEXT_PASSWORD_VARS } from './redaction.ts';
 import type { RunKind, Runner, SecretBinding } from './run.ts';
 import { type Cloud, type HostingCloud, isHostingCloud, type Target, untargetableReason } from './target.ts';
 
@@ -63,12 +64,6 @@ const NATIVE_RUNNER: Record<HostingCloud, Runner> = { aws: 'ecs', azure: 'aci', 
 
 /** The seeds' backend names, as they appear in "… runner is not configured". */
 const BACKEND_NAME: Record<Exclude<Runner, 'local'>, string> = { ecs: 'ECS', aci: 'ACI', gcp: 'Cloud Run' };
-
-/**
- * The WinRM connection plugin's plaintext password variables. The seeds name
- * `ansible_password`; its aliases would leak the same secret by another name.
- */
-const PLAINTEXT_PASSWORD_VARS = ['ansible_password', 'ansible_winrm_password', 'ansible_winrm_pass'] as const;
 
 const TARGET_KIND: Record<Exclude<RunKind, 'portainer'>, Target['kind']> = {
   vm: 'vm',

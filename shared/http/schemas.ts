@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { SubmittedBatch } from '../app/batches.ts';
 import { MAX_ASSET_PATH_LENGTH } from '../domain/asset-path.ts';
 import { MAX_BATCH_TARGETS } from '../domain/batch.ts';
+import { maskPasswordVars } from '../domain/redaction.ts';
 import { K8sOperationSchema, RUN_KINDS, RUN_STATES, type Run, SecretBindingSchema } from '../domain/run.ts';
 import { type RunTimings, runTimings } from '../domain/run-timings.ts';
 import { TargetIdSchema } from '../domain/target.ts';
@@ -120,7 +121,7 @@ export const LogsQuery = z.strictObject({
 export type RunView = Omit<Run, 'owner'> & { readonly timings: RunTimings };
 export function runView(run: Run): RunView {
   const { owner: _owner, ...view } = run;
-  return { ...view, timings: runTimings(run) };
+  return { ...view, extraVars: maskPasswordVars(run.extraVars), timings: runTimings(run) };
 }
 
 /** The answer of `POST /batches` and `POST /batches/{id}/retry`. */

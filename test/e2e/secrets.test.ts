@@ -44,6 +44,33 @@ describe('secret bindings in local mode', () => {
     }
   });
 
+  it('masks a WinRM password forwarded as an extra var in the run and its output', async () => {
+    const local = await startLocal(newDataDir());
+    try {
+      const api = client(local.url, local.token);
+      await api('PUT', '/targets/localhost', LOCALHOST_TARGET);
+      const password = 'winrm-Pa55-canary-9d1e';
+
+      // secret.yml prints api_token; giving it the password's value makes the play print the password.
+      const submitted = await api('POST', '/runs', {
+        kind: 'vm',
+        targetId: 'localhost',
+        asset: 'hello/secret.yml',
+        extraVars: { api_token: password, ansible_password: password },
+      });
+      const run = await waitForState(api, submitted.body.id, 'terminal');
+      const logs = await allLogs(api, run.id);
+
+      expect(run.state).toBe('succeeded');
+      expect(run.extraVars.ansible_password).toBe('********');
+      expect(submitted.body.extraVars.ansible_password).toBe('********');
+      expect(logs).toContain('token is ********');
+      expect(logs).not.toContain(password);
+    } finally {
+      await local.stop();
+    }
+  });
+
   it('fails the run naming a secret that does not exist, without starting it', async () => {
     const local = await startLocal(newDataDir());
     try {

@@ -4,6 +4,8 @@ import {
   createRedactor,
   DEFAULT_MASK,
   MIN_SECRET_LENGTH,
+  maskPasswordVars,
+  plaintextPasswords,
   redactAll,
   redactionPatterns,
 } from '../../../shared/domain/redaction.ts';
@@ -182,5 +184,25 @@ describe('createRedactor', () => {
 
   it('uses a custom mask', () => {
     expect(redactAll('pw=hunter22', ['hunter22'], '[redacted]')).toBe('pw=[redacted]');
+  });
+});
+
+describe('plaintext password extra vars', () => {
+  it('lists the values of password vars only', () => {
+    expect(
+      plaintextPasswords({
+        ansible_password: 'pw1',
+        ansible_become_pass: 'pw2',
+        greeting: 'hi',
+        ansible_user: 'x',
+      }),
+    ).toEqual(['pw1', 'pw2']);
+  });
+
+  it('masks password vars and keeps the others', () => {
+    expect(maskPasswordVars({ ansible_winrm_password: 'pw', greeting: 'hi' })).toEqual({
+      ansible_winrm_password: '********',
+      greeting: 'hi',
+    });
   });
 });
