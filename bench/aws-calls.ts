@@ -28,7 +28,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { CloudWatchLogsClient, CreateLogGroupCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { CreateClusterCommand, ECSClient, RegisterTaskDefinitionCommand } from '@aws-sdk/client-ecs';
+import { ECSClient } from '@aws-sdk/client-ecs';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CreateQueueCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -58,7 +58,7 @@ import type { HttpEvent } from '../shared/http/handler.ts';
 import { systemClock } from '../shared/ports/clock.ts';
 import type { Executor, RunningExecution } from '../shared/ports/executor.ts';
 import type { Launcher } from '../shared/ports/launcher.ts';
-import { defaultNetwork, freezeEcsTasks } from '../test/integration/ecs-moto.ts';
+import { setUpEcsRunner } from '../test/integration/ecs-moto.ts';
 
 const BURST = Number(process.env.BENCH_BURST ?? 50);
 const RELAY_RUNS = Number(process.env.BENCH_RELAY_RUNS ?? 50);
@@ -186,20 +186,7 @@ await setup.s3.send(
   new PutObjectCommand({ Bucket: names.bucket, Key: 'playbooks/hello/site.yml', Body: '- hosts: all\n' }),
 );
 await setup.logs.send(new CreateLogGroupCommand({ logGroupName: names.logGroup }));
-await freezeEcsTasks(moto.endpoint);
-const network = await defaultNetwork(moto.endpoint);
-await setup.ecs.send(new CreateClusterCommand({ clusterName: names.cluster }));
-await setup.ecs.send(
-  new RegisterTaskDefinitionCommand({
-    family: names.family,
-    requiresCompatibilities: ['FARGATE'],
-    networkMode: 'awsvpc',
-    cpu: '512',
-    memory: '1024',
-    executionRoleArn: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
-    containerDefinitions: [{ name: 'runner', image: names.image, memory: 1024, essential: true }],
-  }),
-);
+const network = await setUpEcsRunner(setup.ecs, moto.endpoint, names);
 
 // ---- the composition, with counted clients ------------------------------------------------------
 

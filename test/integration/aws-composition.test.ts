@@ -8,12 +8,7 @@ import {
   PutLogEventsCommand,
 } from '@aws-sdk/client-cloudwatch-logs';
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import {
-  CreateClusterCommand,
-  DescribeTasksCommand,
-  ECSClient,
-  RegisterTaskDefinitionCommand,
-} from '@aws-sdk/client-ecs';
+import { DescribeTasksCommand, ECSClient } from '@aws-sdk/client-ecs';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
@@ -31,7 +26,7 @@ import { SettingsInvalidError, UnauthorizedError } from '../../shared/domain/err
 import { apiGatewayAuthenticator } from '../../shared/http/api-gateway-auth.ts';
 import type { HttpEvent } from '../../shared/http/handler.ts';
 import { createRunTable, useMoto } from '../support/moto.ts';
-import { defaultNetwork, freezeEcsTasks } from './ecs-moto.ts';
+import { setUpEcsRunner } from './ecs-moto.ts';
 
 /*
  * The Lambda entry points as Lambda calls them — `handler(event, context)`
@@ -161,20 +156,7 @@ beforeAll(async () => {
   await logs.send(new CreateLogGroupCommand({ logGroupName: names.logGroup }));
   s3.destroy();
 
-  await freezeEcsTasks(moto().endpoint);
-  const network = await defaultNetwork(moto().endpoint);
-  await ecs.send(new CreateClusterCommand({ clusterName: names.cluster }));
-  await ecs.send(
-    new RegisterTaskDefinitionCommand({
-      family: names.family,
-      requiresCompatibilities: ['FARGATE'],
-      networkMode: 'awsvpc',
-      cpu: '512',
-      memory: '1024',
-      executionRoleArn: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
-      containerDefinitions: [{ name: 'runner', image: names.image, memory: 1024, essential: true }],
-    }),
-  );
+  const network = await setUpEcsRunner(ecs, moto().endpoint, names);
 
   // The environment the CDK stack gives every function, pointed at moto through AWS_ENDPOINT_URL.
   for (const [key, value] of Object.entries({

@@ -1,12 +1,10 @@
 import {
   ClientException,
-  CreateClusterCommand,
   DescribeTaskDefinitionCommand,
   DescribeTasksCommand,
   ECSClient,
   ListTaskDefinitionsCommand,
   ListTasksCommand,
-  RegisterTaskDefinitionCommand,
   type RunTaskCommandInput,
 } from '@aws-sdk/client-ecs';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -40,7 +38,7 @@ import {
   silentLogger,
   vmTarget,
 } from '../unit/app/harness.ts';
-import { defaultNetwork, freezeEcsTasks } from './ecs-moto.ts';
+import { setUpEcsRunner } from './ecs-moto.ts';
 
 /**
  * EcsLauncher against moto's ECS. Where moto differs from AWS (each test that
@@ -169,22 +167,12 @@ describe('EcsLauncher on moto', () => {
       },
       { step: 'finalizeRequest', name: 'captureRequests' },
     );
-    await freezeEcsTasks(moto.endpoint);
-    network = await defaultNetwork(moto.endpoint);
-    await ecs.send(new CreateClusterCommand({ clusterName: CLUSTER }));
-    await ecs.send(
-      new RegisterTaskDefinitionCommand({
-        family: FAMILY,
-        requiresCompatibilities: ['FARGATE'],
-        networkMode: 'awsvpc',
-        cpu: '512',
-        memory: '1024',
-        executionRoleArn: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
-        taskRoleArn: 'arn:aws:iam::123456789012:role/remote-worker-task',
-        // moto needs `memory` on the container, not only on the task.
-        containerDefinitions: [{ name: 'runner', image: IMAGE, memory: 1024, essential: true }],
-      }),
-    );
+    network = await setUpEcsRunner(ecs, moto.endpoint, {
+      cluster: CLUSTER,
+      family: FAMILY,
+      image: IMAGE,
+      taskRoleArn: 'arn:aws:iam::123456789012:role/remote-worker-task',
+    });
     await secretsManager.send(new CreateSecretCommand({ Name: 'db-admin', SecretString: SECRET_VALUE }));
     db = openDatabase(':memory:');
     store = new SqliteRunStore({ db });

@@ -1,3 +1,5 @@
+import { CreateClusterCommand, type ECSClient, RegisterTaskDefinitionCommand } from '@aws-sdk/client-ecs';
+
 const REGION = 'us-east-1';
 
 /*
@@ -41,4 +43,38 @@ export async function freezeEcsTasks(endpoint: string): Promise<void> {
     }),
   });
   if (!res.ok) throw new Error(`moto state manager answered ${res.status}`);
+}
+
+/**
+ * A runner cluster as the CDK stack makes one, in moto: tasks frozen in their
+ * first state, the cluster, and a Fargate task definition whose `runner`
+ * container runs `image` (moto needs `memory` on the container, not only on
+ * the task). Returns the default subnet and security group to launch into.
+ */
+export async function setUpEcsRunner(
+  ecs: ECSClient,
+  endpoint: string,
+  names: {
+    readonly cluster: string;
+    readonly family: string;
+    readonly image: string;
+    readonly taskRoleArn?: string;
+  },
+): Promise<{ subnet: string; securityGroup: string }> {
+  await freezeEcsTasks(endpoint);
+  const network = await defaultNetwork(endpoint);
+  await ecs.send(new CreateClusterCommand({ clusterName: names.cluster }));
+  await ecs.send(
+    new RegisterTaskDefinitionCommand({
+      family: names.family,
+      requiresCompatibilities: ['FARGATE'],
+      networkMode: 'awsvpc',
+      cpu: '512',
+      memory: '1024',
+      executionRoleArn: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
+      ...(names.taskRoleArn === undefined ? {} : { taskRoleArn: names.taskRoleArn }),
+      containerDefinitions: [{ name: 'runner', image: names.image, memory: 1024, essential: true }],
+    }),
+  );
+  return network;
 }

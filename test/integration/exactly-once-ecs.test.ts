@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  CreateClusterCommand,
-  DescribeTasksCommand,
-  ECSClient,
-  ListTasksCommand,
-  RegisterTaskDefinitionCommand,
-} from '@aws-sdk/client-ecs';
+import { DescribeTasksCommand, ECSClient, ListTasksCommand } from '@aws-sdk/client-ecs';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
@@ -20,7 +14,7 @@ import { buildAwsDeps } from '../../shared/composition/aws.ts';
 import type { Launcher } from '../../shared/ports/launcher.ts';
 import { createRunTable, oneRequestAtATime, useMoto } from '../support/moto.ts';
 import { vmTarget } from '../unit/app/harness.ts';
-import { defaultNetwork, freezeEcsTasks } from './ecs-moto.ts';
+import { setUpEcsRunner } from './ecs-moto.ts';
 
 /*
  * Exactly once on ECS, end to end against moto (DynamoDB, SQS, S3, ECS):
@@ -175,20 +169,7 @@ beforeAll(async () => {
   );
   s3.destroy();
 
-  await freezeEcsTasks(moto().endpoint);
-  const network = await defaultNetwork(moto().endpoint);
-  await ecs.send(new CreateClusterCommand({ clusterName: names.cluster }));
-  await ecs.send(
-    new RegisterTaskDefinitionCommand({
-      family: names.family,
-      requiresCompatibilities: ['FARGATE'],
-      networkMode: 'awsvpc',
-      cpu: '512',
-      memory: '1024',
-      executionRoleArn: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
-      containerDefinitions: [{ name: 'runner', image: names.image, memory: 1024, essential: true }],
-    }),
-  );
+  const network = await setUpEcsRunner(ecs, moto().endpoint, names);
 
   // The stack's function environment (infra/function-environment.ts) for the `ecs` runner, pointed at moto.
   env = {
