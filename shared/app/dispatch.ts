@@ -27,12 +27,17 @@ export async function dispatchRun(deps: AppDeps, runId: string, owner: string): 
 
   // Claim. A run still `dispatching` is a redelivery after a crash or a retryable
   // failure: take it over but keep the attempt, so the launch key stays the same.
-  let run = await settleRun(deps.store, runId, (r) => {
-    if (r.state === 'queued')
-      return transition(r, 'dispatching', now(), { patch: { owner, attempt: r.attempt + 1 } });
-    if (r.state === 'dispatching') return amend(r, now(), { owner });
-    return r;
-  });
+  let run = await settleRun(
+    deps.store,
+    runId,
+    (r) => {
+      if (r.state === 'queued')
+        return transition(r, 'dispatching', now(), { patch: { owner, attempt: r.attempt + 1 } });
+      if (r.state === 'dispatching') return amend(r, now(), { owner });
+      return r;
+    },
+    existing,
+  );
   if (run.state !== 'dispatching' || run.owner !== owner) return 'skipped';
 
   if (run.cancelRequested) {
@@ -56,14 +61,18 @@ export async function dispatchRun(deps: AppDeps, runId: string, owner: string): 
   if (launcher === undefined) throw new Error(`planRun returned ${plan.runner} without a launcher`);
 
   if (run.launch?.backend !== plan.runner) {
-    run = await settleRun(deps.store, runId, (r) =>
-      r.state === 'dispatching'
-        ? amend(r, now(), {
-            runner: plan.runner,
-            image: plan.image,
-            launch: { backend: plan.runner, intentAt: now() },
-          })
-        : r,
+    run = await settleRun(
+      deps.store,
+      runId,
+      (r) =>
+        r.state === 'dispatching'
+          ? amend(r, now(), {
+              runner: plan.runner,
+              image: plan.image,
+              launch: { backend: plan.runner, intentAt: now() },
+            })
+          : r,
+      run,
     );
     if (run.state !== 'dispatching') return 'skipped';
   }
@@ -83,12 +92,16 @@ export async function dispatchRun(deps: AppDeps, runId: string, owner: string): 
     throw error;
   }
 
-  const launched = await settleRun(deps.store, runId, (r) =>
-    r.state === 'dispatching'
-      ? transition(r, 'launched', now(), {
-          patch: { launch: { backend: plan.runner, intentAt: r.launch?.intentAt ?? now(), handle } },
-        })
-      : r,
+  const launched = await settleRun(
+    deps.store,
+    runId,
+    (r) =>
+      r.state === 'dispatching'
+        ? transition(r, 'launched', now(), {
+            patch: { launch: { backend: plan.runner, intentAt: r.launch?.intentAt ?? now(), handle } },
+          })
+        : r,
+    run,
   );
   if (isTerminal(launched.state) && launched.launch?.handle !== handle) {
     // Settled while we were launching: the task just started has no run left to report to.

@@ -9,15 +9,31 @@ const MAX_ATTEMPTS = 8;
  * wrote first. `change` returns the same object to leave the run alone
  * (e.g. it is already terminal), so callers never fight over a finished run.
  *
+ * `known` is the run as the caller last saw it: the first attempt writes from
+ * it without reading again (the version check still proves it current). When
+ * `change` leaves a known run alone, the answer is read from the store, so a
+ * caller never gets a stale run back.
+ *
  * @example
  * await mutateRun(store, id, (run) => requestCancel(run, clock.now()));
  */
-export async function mutateRun(store: RunStore, id: string, change: (run: Run) => Run): Promise<Run> {
+export async function mutateRun(
+  store: RunStore,
+  id: string,
+  change: (run: Run) => Run,
+  known?: Run,
+): Promise<Run> {
+  let assumed = known;
   for (let attempt = 1; ; attempt++) {
-    const current = await store.getRun(id);
+    const current = assumed ?? (await store.getRun(id));
+    const fromCache = assumed !== undefined;
+    assumed = undefined;
     if (current === undefined) throw new NotFoundError(`No run with id ${id}`);
     const next = change(current);
-    if (next === current) return current;
+    if (next === current) {
+      if (fromCache) continue;
+      return current;
+    }
     try {
       return await store.updateRun(next, current.version);
     } catch (error) {
@@ -27,6 +43,6 @@ export async function mutateRun(store: RunStore, id: string, change: (run: Run) 
 }
 
 /** Like mutateRun, but a run that is already terminal is returned untouched. */
-export function settleRun(store: RunStore, id: string, change: (run: Run) => Run): Promise<Run> {
-  return mutateRun(store, id, (run) => (isTerminal(run.state) ? run : change(run)));
+export function settleRun(store: RunStore, id: string, change: (run: Run) => Run, known?: Run): Promise<Run> {
+  return mutateRun(store, id, (run) => (isTerminal(run.state) ? run : change(run)), known);
 }
