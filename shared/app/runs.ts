@@ -26,6 +26,7 @@ const BACKEND_NAMES: Record<Runner, string> = {
   ecs: 'ECS',
   aci: 'ACI',
   gcp: 'Cloud Run',
+  kubernetes: 'Kubernetes pod',
 };
 
 /**

@@ -8,8 +8,20 @@ import type { SecretSource } from '../ports/secret-source.ts';
 
 export interface PreparedTask {
   readonly spec: TaskSpec;
-  /** `RW_SECRET_<n>` → value: for the task's ephemeral environment only. */
+  /**
+   * Env name (`RW_SECRET_<n>`, `KUBECONFIG` …) → value: for the task's
+   * ephemeral environment only. Holds every secret env the spec names, except
+   * stored secrets when `resolveSecrets: false`.
+   */
   readonly secretEnv: Readonly<Record<string, string>>;
+  /**
+   * Env name → name of the stored secret its value comes from, for backends
+   * that resolve references themselves (ECS `valueFrom`, Cloud Run Secret
+   * Manager). An env the spec names but this map lacks is material minted for
+   * this run (a token-prepared kubeconfig, a checked-out password): its value
+   * is only in `secretEnv`.
+   */
+  readonly secretRefs: Readonly<Record<string, string>>;
 }
 
 /**
@@ -32,6 +44,7 @@ export async function prepareTask(
   if (assetType === undefined) throw new LaunchRejectedError(`No runner knows how to run ${run.asset}`);
 
   const secretEnv: Record<string, string> = {};
+  const secretRefs: Record<string, string> = {};
   const secretVars: { var: string; env: string }[] = [];
   for (const [i, binding] of run.secrets.entries()) {
     const env = `RW_SECRET_${i}`;
@@ -47,6 +60,7 @@ export async function prepareTask(
         throw error;
       }
     }
+    secretRefs[env] = binding.secret;
     secretVars.push({ var: binding.var, env });
   }
 
@@ -61,5 +75,5 @@ export async function prepareTask(
     ...(run.operation === undefined ? {} : { operation: run.operation }),
     timeoutSeconds: run.timeoutSeconds,
   };
-  return { spec, secretEnv };
+  return { spec, secretEnv, secretRefs };
 }

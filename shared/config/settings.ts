@@ -78,6 +78,21 @@ export const SettingsSchema = z
     gcp_ansible_cloud_run_region: text().optional(),
     gcp_ansible_vpc_connector: text().optional(),
 
+    // Kubernetes pod runner (one pod per run in a namespace the runner owns).
+    kubernetes_namespace: text().default('remote-worker'),
+    /** Path to a kubeconfig; absent means in-cluster credentials (the pod's service account). */
+    kubernetes_kubeconfig: text().optional(),
+    /** Service account of the task pods: no permissions, no API token. */
+    kubernetes_service_account: text().default('remote-worker-task'),
+    kubernetes_pull_secrets: list(z.string()).optional(),
+
+    // Status polling for backends without push events (ACI, Cloud Run, Kubernetes).
+    poll_interval_seconds: z.int().min(1).max(300).default(3),
+    /** How long a backend may answer "unknown" (errors, throttling, not found yet) before the run fails. */
+    status_unknown_grace_seconds: z.int().min(10).max(3600).default(300),
+    /** What a stopped task gets between the stop signal and the kill. */
+    cleanup_grace_seconds: z.int().min(0).max(600).default(30),
+
     // Cloud VM SSH keys, by secret name.
     ansible_ssh_key_sm_name: text().optional(),
     gcp_ssh_key_secret_name: text().optional(),
@@ -93,6 +108,15 @@ export const SettingsSchema = z
     max_timeout_seconds: z.int().min(1).max(604_800).default(86_400),
     // SQS accepts a maxReceiveCount of 1..1000.
     dispatch_max_receive_count: z.int().min(1).max(1000).default(5),
+
+    // Password Safe (BeyondTrust) for just-in-time checkout of registered databases' managed accounts.
+    password_safe_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    /** The NAME of the secret holding the Password Safe API key, never the key. */
+    password_safe_api_key_secret: text().optional(),
+    /** The Password Safe user the API key acts as (`runas`). */
+    password_safe_runas: text().optional(),
+    /** Requested checkout duration; the run's own timeout is used when longer. */
+    password_safe_checkout_minutes: z.int().min(1).max(10_080).default(60),
 
     portainer_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
     /** The NAME of the secret holding the API token, never the token. */

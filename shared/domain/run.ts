@@ -24,7 +24,7 @@ export const isTerminal = (state: RunState): state is TerminalState =>
   (TERMINAL_STATES as readonly string[]).includes(state);
 
 /** Where a run executes. `local` means the relay (in-process in local mode, the on-prem agent in AWS). */
-export const RUNNERS = ['local', 'ecs', 'aci', 'gcp'] as const;
+export const RUNNERS = ['local', 'ecs', 'aci', 'gcp', 'kubernetes'] as const;
 export type Runner = (typeof RUNNERS)[number];
 
 /**

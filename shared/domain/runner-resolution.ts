@@ -63,7 +63,12 @@ const refuse = (reason: string): Refusal => ({ ok: false, code: 'runner_refused'
 const NATIVE_RUNNER: Record<HostingCloud, Runner> = { aws: 'ecs', azure: 'aci', gcp: 'gcp' };
 
 /** The seeds' backend names, as they appear in "… runner is not configured". */
-const BACKEND_NAME: Record<Exclude<Runner, 'local'>, string> = { ecs: 'ECS', aci: 'ACI', gcp: 'Cloud Run' };
+const BACKEND_NAME: Record<Exclude<Runner, 'local'>, string> = {
+  ecs: 'ECS',
+  aci: 'ACI',
+  gcp: 'Cloud Run',
+  kubernetes: 'Kubernetes pod',
+};
 
 const TARGET_KIND: Record<Exclude<RunKind, 'portainer'>, Target['kind']> = {
   vm: 'vm',
@@ -225,5 +230,8 @@ function missingBackendKeys(runner: Exclude<Runner, 'local'>, s: RunnerSettings)
         // Either region will do; name the general one when neither is set.
         ...(isSet(s.gcp_region) || isSet(s.gcp_ansible_cloud_run_region) ? [] : ['gcp_region']),
       ];
+    case 'kubernetes':
+      // Namespace and service account have defaults; the API server comes from the kubeconfig or the pod's own.
+      return [];
   }
 }

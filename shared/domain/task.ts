@@ -28,6 +28,16 @@ export interface TaskSpec {
   readonly extraVars: Readonly<Record<string, unknown>>;
   /** `{ var: 'db_password', env: 'RW_SECRET_0' }`: the value of env RW_SECRET_0 becomes play var db_password. */
   readonly secretVars: readonly { readonly var: string; readonly env: string }[];
+  /**
+   * Secret environment the tool receives under these very names (`KUBECONFIG`
+   * with the token-prepared kubeconfig, `PORTAINER_API_TOKEN`); redacted from
+   * output like `secretVars`. Values arrive like every other secret env.
+   */
+  readonly secretEnvNames?: readonly string[];
+  /** The env holding an SSH private key: the shim writes it to a 0600 file and sets `ansible_ssh_private_key_file`. */
+  readonly sshKeyEnv?: string;
+  /** Non-secret environment for the tool (`PORTAINER_URL`). */
+  readonly env?: Readonly<Record<string, string>>;
   /** k8s_op runs: the kubectl/helm action. */
   readonly operation?: K8sOperation;
   readonly timeoutSeconds: number;
