@@ -46,7 +46,10 @@ export async function withRetry<T>(call: () => Promise<T>, options: RetryOptions
 }
 
 /** `Retry-After` as milliseconds: delta-seconds or an HTTP date; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | null | undefined, nowMs: number = Date.now()): number | undefined {
+export function parseRetryAfter(
+  value: string | null | undefined,
+  nowMs: number = Date.now(),
+): number | undefined {
   if (value === undefined || value === null || value.trim() === '') return undefined;
   const trimmed = value.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
