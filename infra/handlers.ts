@@ -16,7 +16,9 @@ export type Access =
   | 'ecs:launch'
   | 'ecs:observe'
   | 'ecs:cleanup'
-  | 'secrets:describe';
+  | 'secrets:describe'
+  /** GetSecretValue under the secrets prefix: values for ACI/Kubernetes tasks, SSH keys, kubeconfigs, the Password Safe key. */
+  | 'secrets:read';
 
 export interface HandlerSpec {
   /** Project-relative module whose `handler` export is the Lambda handler. */
@@ -74,6 +76,7 @@ export const WORKER_HANDLERS = {
       'ecs:observe',
       'ecs:cleanup',
       'secrets:describe',
+      'secrets:read',
     ],
     timeoutSeconds: DISPATCHER_TIMEOUT_SECONDS,
   },
@@ -94,6 +97,13 @@ export const WORKER_HANDLERS = {
     description: 'Settles runs whose events were missed and times out runs past their deadline',
     access: [...WRITE, 'dispatch:send', 'ecs:observe', 'ecs:cleanup'],
     timeoutSeconds: 300,
+  },
+  PollBackends: {
+    entry: 'functions/status-sync/poll-backends.ts',
+    description: 'Polls ACI, Cloud Run and Kubernetes runs for their status every few seconds',
+    access: [...WRITE, 'secrets:read'],
+    // Started every minute; sweeps until 10 s before this timeout.
+    timeoutSeconds: 60,
   },
 } as const satisfies Record<string, HandlerSpec>;
 

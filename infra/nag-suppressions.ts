@@ -72,11 +72,14 @@ export function applyNagSuppressions(stack: ControlPlaneStack): void {
     }
     const reasons = [...access].flatMap((a) => anyResourceReasons[a] ?? []);
     if (reasons.length > 0) ack(handler.role, ANY_RESOURCE, reasons.join('. '));
-    if (access.has('secrets:describe')) {
+    if (access.has('secrets:describe') || access.has('secrets:read')) {
       ack(
         handler.role,
         secrets,
-        `${SECRETS_REASON}. Only DescribeSecret (the ARN for the task definition), never the value`,
+        access.has('secrets:read')
+          ? `${SECRETS_REASON}. GetSecretValue for values a task receives through its backend's own secret ` +
+              'mechanism (ACI secureValue, a Kubernetes Secret) and for connection material (SSH keys, kubeconfigs)'
+          : `${SECRETS_REASON}. Only DescribeSecret (the ARN for the task definition), never the value`,
       );
     }
   }

@@ -161,6 +161,7 @@ export class ControlPlaneStack extends Stack {
     const settle = make(WORKER_HANDLERS.SettleDeadLetters);
     const statusSync = make(WORKER_HANDLERS.EcsTaskStateChange);
     const reconciler = make(WORKER_HANDLERS.ReconcileRuns);
+    const poller = make(WORKER_HANDLERS.PollBackends);
     this.functions = functions;
     this.access = accessByFunction;
 
@@ -199,6 +200,7 @@ export class ControlPlaneStack extends Stack {
       statusSync: statusSync.fn,
       reconciler: reconciler.fn,
       reconcileEvery: RECONCILE_EVERY,
+      poller: poller.fn,
       deadLetterQueue: this.queues.eventsDlq,
     });
 
@@ -291,6 +293,13 @@ export class ControlPlaneStack extends Stack {
         fn.role.addToPrincipalPolicy(
           new PolicyStatement({
             actions: ['secretsmanager:DescribeSecret'],
+            resources: [secretArnsUnder(this, this.config.secretsPrefix)],
+          }),
+        ),
+      'secrets:read': () =>
+        fn.role.addToPrincipalPolicy(
+          new PolicyStatement({
+            actions: ['secretsmanager:GetSecretValue'],
             resources: [secretArnsUnder(this, this.config.secretsPrefix)],
           }),
         ),

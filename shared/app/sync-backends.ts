@@ -1,4 +1,12 @@
-import { isTerminal, type LaunchRecord, type Run, type RunState, transition } from '../domain/run.ts';
+import {
+  isTerminal,
+  type LaunchRecord,
+  noteStatusUnknown,
+  type Run,
+  type Runner,
+  type RunState,
+  transition,
+} from '../domain/run.ts';
 import type { BackendStatus } from '../ports/launcher.ts';
 import type { AppDeps } from './deps.ts';
 import { settleRun } from './run-updates.ts';
@@ -86,6 +94,16 @@ export interface SyncBackendsOptions {
   readonly cancelConfirmSeconds?: number;
   /** At most this many runs per sweep. */
   readonly limit?: number;
+  /** Only runs launched on these backends (default: all). */
+  readonly backends?: readonly Runner[];
+  /** Leave these runs alone this sweep (the poller's backoff). */
+  readonly skip?: (runId: string) => boolean;
+  /**
+   * When set, a backend that fails to answer (errors, throttling) is recorded
+   * on the run (`statusUnknownSince`), and after this long without an answer
+   * the run fails with the last error. Unset, failures are only logged.
+   */
+  readonly statusUnknownGraceSeconds?: number;
 }
 
 export interface SyncBackendsReport {
@@ -95,6 +113,10 @@ export interface SyncBackendsReport {
   readonly settled: readonly string[];
   /** Runs whose backend task was asked to stop because of a cancel request. */
   readonly stopped: readonly string[];
+  /** Runs whose backend answered about their task. */
+  readonly observed: readonly string[];
+  /** Runs whose backend could not be asked (error or throttling). */
+  readonly unknown: readonly string[];
 }
 
 const SYNCED_STATES: ReadonlySet<RunState> = new Set(['dispatching', 'launched', 'running']);
@@ -117,11 +139,16 @@ export async function syncBackends(
   const advanced: string[] = [];
   const settled: string[] = [];
   const stopped: string[] = [];
+  const observed: string[] = [];
+  const unknown: string[] = [];
   const nowMs = deps.clock.nowMs();
   for (const run of await deps.store.listActiveRuns(options.limit ?? 1000)) {
     const handle = run.launch?.handle;
-    const launcher = run.launch === undefined ? undefined : deps.launchers[run.launch.backend];
+    const backend = run.launch?.backend;
+    const launcher = backend === undefined ? undefined : deps.launchers[backend];
     if (!SYNCED_STATES.has(run.state) || handle === undefined || launcher === undefined) continue;
+    if (options.backends !== undefined && !options.backends.includes(launcher.backend)) continue;
+    if (options.skip?.(run.id) === true) continue;
     const quietMs = nowMs - Date.parse(run.updatedAt);
     if (!run.cancelRequested && quietMs < options.staleAfterSeconds * 1000) continue;
 
@@ -129,9 +156,20 @@ export async function syncBackends(
     try {
       status = await launcher.status(handle, run);
     } catch (error) {
+      unknown.push(run.id);
       deps.logger.warn('sync: backend status failed', { runId: run.id, error: error as Error });
+      if (options.statusUnknownGraceSeconds !== undefined) {
+        const failed = await recordUnknown(deps, run, handle, error, options.statusUnknownGraceSeconds);
+        if (failed !== undefined) {
+          settled.push(run.id);
+          await launcher.cleanup(handle, failed).catch((cleanupError: unknown) => {
+            deps.logger.warn('sync: backend cleanup failed', { runId: run.id, error: cleanupError as Error });
+          });
+        }
+      }
       continue;
     }
+    observed.push(run.id);
     if (status.state === 'self_reporting') continue;
     if (status.state === 'missing' && quietMs < options.missingGraceSeconds * 1000) continue;
 
@@ -161,7 +199,12 @@ export async function syncBackends(
         });
       }
       // The handle moved on (a new attempt) since the status was asked: the answer is about another task.
-      const next = r.launch?.handle === handle ? applyBackendStatus(r, status, deps.clock.now()) : r;
+      if (r.launch?.handle !== handle) return r;
+      const next = applyBackendStatus(
+        noteStatusUnknown(r, deps.clock.now(), false),
+        status,
+        deps.clock.now(),
+      );
       changed = next !== r;
       return next;
     });
@@ -178,5 +221,38 @@ export async function syncBackends(
   if (advanced.length + settled.length + stopped.length > 0) {
     deps.logger.info('synced runs with their backends', { advanced, settled, stopped });
   }
-  return { advanced, settled, stopped };
+  return { advanced, settled, stopped, observed, unknown };
+}
+
+/**
+ * A backend that did not answer: note when the silence began and, once it has
+ * lasted `graceSeconds`, fail the run with the last error. Returns the failed
+ * run, or undefined while the grace lasts.
+ */
+async function recordUnknown(
+  deps: Pick<AppDeps, 'store' | 'clock'>,
+  run: Run,
+  handle: string,
+  error: unknown,
+  graceSeconds: number,
+): Promise<Run | undefined> {
+  const said = error instanceof Error ? error.message : String(error);
+  let failed = false;
+  const after = await settleRun(deps.store, run.id, (r) => {
+    if (r.launch?.handle !== handle || isTerminal(r.state)) return r;
+    const now = deps.clock.now();
+    const since = r.statusUnknownSince;
+    if (since === undefined || deps.clock.nowMs() - Date.parse(since) < graceSeconds * 1000) {
+      return noteStatusUnknown(r, now, true);
+    }
+    failed = true;
+    return transition(r, 'failed', now, {
+      reason:
+        `The ${r.launch.backend} backend has not reported on the task since ${since} (more than ${graceSeconds} s); last error: ${said}`.slice(
+          0,
+          1000,
+        ),
+    });
+  });
+  return failed ? after : undefined;
 }

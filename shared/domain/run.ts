@@ -124,6 +124,11 @@ export interface Run {
   readonly cancelRequested: boolean;
   /** When the cancel was asked for: the start of the backend's deadline to confirm it. */
   readonly cancelRequestedAt?: string;
+  /**
+   * Since when a polled backend has failed to say how the task is doing
+   * (errors, throttling). Cleared by the next answer; past the grace the run fails.
+   */
+  readonly statusUnknownSince?: string;
   readonly exitCode?: number;
   readonly reason?: string;
   readonly createdAt: string;
@@ -138,7 +143,15 @@ export const isRelayOwner = (owner: string | undefined): boolean =>
 export type RunPatch = Partial<
   Pick<
     Run,
-    'runner' | 'image' | 'owner' | 'launch' | 'exitCode' | 'attempt' | 'cancelRequested' | 'cancelRequestedAt'
+    | 'runner'
+    | 'image'
+    | 'owner'
+    | 'launch'
+    | 'exitCode'
+    | 'attempt'
+    | 'cancelRequested'
+    | 'cancelRequestedAt'
+    | 'statusUnknownSince'
   >
 >;
 
@@ -177,6 +190,19 @@ export function amend(run: Run, at: string, patch: RunPatch): Run {
     throw new InvalidTransitionError(`Run ${run.id} is ${run.state} and can no longer change`);
   }
   return { ...run, ...patch, version: run.version + 1, updatedAt: at };
+}
+
+/**
+ * Note whether a polled backend answered about the run's task. The first
+ * failure records when the silence began; the next answer clears it. Returns
+ * the same run when nothing changes, so callers write nothing.
+ */
+export function noteStatusUnknown(run: Run, at: string, unknown: boolean): Run {
+  if (isTerminal(run.state)) return run;
+  if (unknown) return run.statusUnknownSince === undefined ? amend(run, at, { statusUnknownSince: at }) : run;
+  if (run.statusUnknownSince === undefined) return run;
+  const { statusUnknownSince: _cleared, ...known } = run;
+  return { ...known, version: run.version + 1, updatedAt: at };
 }
 
 /**

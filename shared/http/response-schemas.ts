@@ -66,6 +66,9 @@ export const RunSchema = z
     launch: z.object({ backend: z.enum(RUNNERS), intentAt: at, handle: z.string().optional() }).optional(),
     cancelRequested: z.boolean(),
     cancelRequestedAt: at.optional().describe('when the cancel was requested'),
+    statusUnknownSince: at
+      .optional()
+      .describe('since when the backend has not answered how the task is doing (polled backends)'),
     exitCode: z.int().optional(),
     reason: z.string().optional().describe('why the run was refused, failed, cancelled or timed out'),
     createdAt: at,

@@ -449,6 +449,17 @@ describe.each(['dev', 'prod'])('ControlPlaneStack (%s)', (envName) => {
         'Fn::GetAtt': [idOf(s.stack.functions.ReconcileRuns!.fn), 'Arn'],
       });
     });
+
+    it('start the backend poller every minute, ending before the next tick', () => {
+      const rule = resources[idOf(s.stack.events.pollSchedule)].Properties;
+      const poller = resources[idOf(s.stack.functions.PollBackends!.fn)].Properties;
+
+      expect(rule.ScheduleExpression).toBe('rate(1 minute)');
+      expect(rule.Targets[0].Arn).toEqual({
+        'Fn::GetAtt': [idOf(s.stack.functions.PollBackends!.fn), 'Arn'],
+      });
+      expect(poller.Timeout).toBeLessThanOrEqual(60);
+    });
   });
 
   describe('alarms', () => {

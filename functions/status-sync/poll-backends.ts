@@ -1,0 +1,42 @@
+import type { Context, ScheduledEvent } from 'aws-lambda';
+import type { AppDeps } from '../../shared/app/deps.ts';
+import { BackendPoller } from '../../shared/app/poll-backends.ts';
+import { lambdaHandler } from '../../shared/composition/lambda.ts';
+
+export interface PollBackendsReport {
+  readonly sweeps: number;
+}
+
+/** Time left for the last sweep to finish before Lambda's timeout. */
+const SAFETY_MS = 10_000;
+
+/**
+ * Scheduled every minute: sweep the runs on backends that push no events
+ * (ACI, Cloud Run, Kubernetes) every `poll_interval_seconds` until the
+ * invocation's time is nearly up. Each invocation ends 10 s before its
+ * 60 s timeout, so the next tick's sweeps do not overlap this one's.
+ *
+ * @example
+ * await makePollBackends(deps)(event, context); // { sweeps: 16 }
+ */
+export function makePollBackends(
+  deps: AppDeps,
+): (
+  event: ScheduledEvent | undefined,
+  context: Pick<Context, 'getRemainingTimeInMillis'>,
+) => Promise<PollBackendsReport> {
+  const s = deps.settings;
+  const poller = new BackendPoller(deps, {
+    intervalSeconds: s.poll_interval_seconds,
+    statusUnknownGraceSeconds: s.status_unknown_grace_seconds,
+    missingGraceSeconds: Math.max(120, 10 * s.poll_interval_seconds),
+    cancelGraceSeconds: s.cleanup_grace_seconds,
+  });
+  return async (_event, context) => {
+    if (!poller.hasWork) return { sweeps: 0 };
+    const deadline = deps.clock.nowMs() + context.getRemainingTimeInMillis() - SAFETY_MS;
+    return { sweeps: await poller.runUntil(deadline) };
+  };
+}
+
+export const handler = lambdaHandler(makePollBackends);
