@@ -72,7 +72,7 @@ describe('makeReconcileRuns', () => {
     const report = await reconcile();
 
     expect(ecs.asked).toEqual([]);
-    expect(report.sync).toEqual({ advanced: [], settled: [], stopped: [] });
+    expect(report.sync).toEqual({ advanced: [], settled: [], stopped: [], observed: [], unknown: [] });
   });
 
   it('adopts a running task whose events were missed', async () => {
@@ -187,8 +187,16 @@ describe('makeReconcileRuns', () => {
     const report = await reconcile();
 
     expect(ecs.asked.sort()).toEqual(['ecs:c/run-1', 'ecs:c/run-2']);
-    expect(report.sync).toEqual({ advanced: [], settled: [], stopped: [] });
+    expect(report.sync).toEqual({
+      advanced: [],
+      settled: [],
+      stopped: [],
+      observed: ['run-2'],
+      unknown: ['run-1'],
+    });
     expect((await app.store.getRun('run-2'))?.state).toBe('launched');
+    // No status_unknown grace is set for the ECS sweep: a failed call changes nothing on the run.
+    expect((await app.store.getRun('run-1'))?.statusUnknownSince).toBeUndefined();
   });
 
   it('never touches a terminal run and re-enqueues a queued run whose message was lost', async () => {
