@@ -10,6 +10,7 @@ import {
   sameTask,
 } from '../../shared/adapters/ecs/handle.ts';
 import { describeStoppedTask } from '../../shared/adapters/ecs/task-outcome.ts';
+import { endOnBackend } from '../../shared/app/credentials.ts';
 import type { AppDeps } from '../../shared/app/deps.ts';
 import { settleRun } from '../../shared/app/run-updates.ts';
 import { applyBackendStatus } from '../../shared/app/sync-backends.ts';
@@ -70,7 +71,10 @@ export type EcsEventOutcome =
   | 'stale'
   | 'terminal';
 
-export type EcsTaskStateChangeDeps = Pick<AppDeps, 'store' | 'clock' | 'logger' | 'launchers'> & {
+export type EcsTaskStateChangeDeps = Pick<
+  AppDeps,
+  'store' | 'clock' | 'logger' | 'launchers' | 'credentials'
+> & {
   /** The runner container in the task definition: its exit code is the run's. */
   readonly containerName: string;
 };
@@ -221,7 +225,7 @@ async function cleanup(deps: EcsTaskStateChangeDeps, run: Run): Promise<void> {
   const handle = run.launch?.handle;
   if (launcher === undefined || handle === undefined) return;
   try {
-    await launcher.cleanup(handle, run);
+    await endOnBackend(deps, launcher, handle, run);
   } catch (error) {
     // Retryable: throw, so EventBridge delivers the event again and the cleanup is retried.
     if (error instanceof DomainError && !error.retryable) {

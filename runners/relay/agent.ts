@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { decodeRunMessage } from '../../shared/app/deps.ts';
 import { settleRun } from '../../shared/app/run-updates.ts';
+import type { ConnectionDeps } from '../../shared/app/connection-material.ts';
+import { releaseCredentials } from '../../shared/app/credentials.ts';
 import { prepareTask } from '../../shared/app/task-prep.ts';
 import { DomainError } from '../../shared/domain/errors.ts';
 import {
@@ -16,6 +18,8 @@ import {
   transition,
 } from '../../shared/domain/run.ts';
 import type { AssetStore } from '../../shared/ports/asset-store.ts';
+import type { ClusterAuth } from '../../shared/ports/cluster-auth.ts';
+import type { CredentialBroker } from '../../shared/ports/credential-broker.ts';
 import type { Clock } from '../../shared/ports/clock.ts';
 import type { ExecutionResult, Executor, RunningExecution } from '../../shared/ports/executor.ts';
 import type { LogStore } from '../../shared/ports/log-store.ts';
@@ -47,6 +51,12 @@ export interface RelayAgentOptions {
   readonly cancelPollMs?: number;
   /** SIGTERM → SIGKILL grace when a run is cancelled or times out. */
   readonly killGraceMs?: number;
+  /** SSH key names and the Portainer connection (connection material); none when absent. */
+  readonly settings?: ConnectionDeps['settings'];
+  /** Token preparation for EKS/AKS/GKE kubeconfigs. */
+  readonly clusterAuth?: ClusterAuth;
+  /** Just-in-time checkouts for registered databases, checked in when the run ends. */
+  readonly credentials?: CredentialBroker;
 }
 
 interface Active {
@@ -337,13 +347,15 @@ export class RelayAgent {
     await rm(workDir, { recursive: true, force: true }).catch(() => {});
   }
 
+  /** End the run once; then check in its just-in-time credentials, if it holds any. */
   private async settle(runId: string, state: RunState, reason?: string, exitCode?: number): Promise<void> {
-    await settleRun(this.o.store, runId, (r) =>
+    const settled = await settleRun(this.o.store, runId, (r) =>
       transition(r, state, this.now(), {
         ...(reason === undefined ? {} : { reason }),
         ...(exitCode === undefined ? {} : { patch: { exitCode } }),
       }),
     );
+    await releaseCredentials(this.o, settled);
   }
 }
 

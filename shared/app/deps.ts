@@ -2,6 +2,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Settings } from '../config/settings.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
 import type { Clock } from '../ports/clock.ts';
+import type { CredentialBroker } from '../ports/credential-broker.ts';
 import type { Launchers } from '../ports/launcher.ts';
 import type { LogReader } from '../ports/log-store.ts';
 import type { RunStore } from '../ports/run-store.ts';
@@ -25,6 +26,8 @@ export interface AppDeps {
   readonly clock: Clock;
   readonly newId: () => string;
   readonly logger: Logger;
+  /** Just-in-time checkouts (Password Safe), checked in when a run ends; absent when not configured. */
+  readonly credentials?: CredentialBroker;
 }
 
 /** The message on the dispatch and relay queues: ids only, never a secret. */

@@ -1,5 +1,6 @@
 import { DomainError } from '../domain/errors.ts';
 import { amend, isTerminal, type Run, transition } from '../domain/run.ts';
+import { endOnBackend, releaseCredentials } from './credentials.ts';
 import type { AppDeps } from './deps.ts';
 import { settleRun } from './run-updates.ts';
 import { planRun } from './runs.ts';
@@ -82,11 +83,12 @@ export async function dispatchRun(deps: AppDeps, runId: string, owner: string): 
     handle = await launcher.launch({ run, image: plan.image });
   } catch (error) {
     if (error instanceof DomainError && !error.retryable) {
-      await settleRun(deps.store, runId, (r) =>
+      const failed = await settleRun(deps.store, runId, (r) =>
         transition(r, 'failed', now(), {
           reason: `The ${plan.runner} backend rejected the launch: ${error.message}`,
         }),
       );
+      await releaseCredentials(deps, failed);
       return 'settled';
     }
     throw error;
@@ -106,7 +108,7 @@ export async function dispatchRun(deps: AppDeps, runId: string, owner: string): 
   if (isTerminal(launched.state) && launched.launch?.handle !== handle) {
     // Settled while we were launching: the task just started has no run left to report to.
     await launcher.cancel(handle, launched, 0);
-    await launcher.cleanup(handle, launched);
+    await endOnBackend(deps, launcher, handle, launched);
     return 'settled';
   }
   if (launched.cancelRequested && !isTerminal(launched.state)) {
@@ -125,10 +127,11 @@ async function refuse(deps: AppDeps, run: Run, reason: string): Promise<void> {
 export async function settleDeadLetter(deps: AppDeps, runId: string, receiveCount: number): Promise<void> {
   const run = await deps.store.getRun(runId);
   if (run === undefined || isTerminal(run.state)) return;
-  await settleRun(deps.store, runId, (r) =>
+  const failed = await settleRun(deps.store, runId, (r) =>
     transition(r, 'failed', deps.clock.now(), {
       reason: `Delivery failed ${receiveCount} times in a row; the message was moved to the dead-letter queue (see the service log for each error)`,
     }),
   );
+  await releaseCredentials(deps, failed);
   deps.logger.error('run failed from the dead-letter queue', { runId, receiveCount });
 }

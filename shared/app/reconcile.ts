@@ -1,4 +1,5 @@
 import { amend, deadlineOf, isTerminal, transition } from '../domain/run.ts';
+import { endOnBackend } from './credentials.ts';
 import { type AppDeps, encodeRunMessage } from './deps.ts';
 import { settleRun } from './run-updates.ts';
 
@@ -54,7 +55,7 @@ export async function reconcileRuns(deps: AppDeps, options: ReconcileOptions): P
     );
     if (settled.state === 'timed_out' && !isTerminal(run.state)) timedOut.push(run.id);
     if (handle !== undefined && launcher !== undefined) {
-      await launcher.cleanup(handle, run).catch(() => {});
+      await endOnBackend(deps, launcher, handle, run).catch(() => {});
     }
   }
   if (requeued.length + timedOut.length > 0) deps.logger.warn('reconciled runs', { requeued, timedOut });

@@ -8,6 +8,7 @@ import {
   transition,
 } from '../domain/run.ts';
 import type { BackendStatus } from '../ports/launcher.ts';
+import { endOnBackend } from './credentials.ts';
 import type { AppDeps } from './deps.ts';
 import { settleRun } from './run-updates.ts';
 
@@ -133,7 +134,7 @@ const SYNCED_STATES: ReadonlySet<RunState> = new Set(['dispatching', 'launched',
  * const report = await syncBackends(deps, { staleAfterSeconds: 60, missingGraceSeconds: 120 });
  */
 export async function syncBackends(
-  deps: Pick<AppDeps, 'store' | 'launchers' | 'clock' | 'logger'>,
+  deps: Pick<AppDeps, 'store' | 'launchers' | 'clock' | 'logger' | 'credentials'>,
   options: SyncBackendsOptions,
 ): Promise<SyncBackendsReport> {
   const advanced: string[] = [];
@@ -162,7 +163,7 @@ export async function syncBackends(
         const failed = await recordUnknown(deps, run, handle, error, options.statusUnknownGraceSeconds);
         if (failed !== undefined) {
           settled.push(run.id);
-          await launcher.cleanup(handle, failed).catch((cleanupError: unknown) => {
+          await endOnBackend(deps, launcher, handle, failed).catch((cleanupError: unknown) => {
             deps.logger.warn('sync: backend cleanup failed', { runId: run.id, error: cleanupError as Error });
           });
         }
@@ -211,7 +212,7 @@ export async function syncBackends(
     if (!changed) continue;
     if (isTerminal(after.state)) {
       settled.push(run.id);
-      await launcher.cleanup(handle, after).catch((error: unknown) => {
+      await endOnBackend(deps, launcher, handle, after).catch((error: unknown) => {
         deps.logger.warn('sync: backend cleanup failed', { runId: run.id, error: error as Error });
       });
     } else {

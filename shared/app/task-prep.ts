@@ -1,10 +1,13 @@
 import { LaunchRejectedError, NotFoundError } from '../domain/errors.ts';
 import { inventoryForRun } from '../domain/inventory.ts';
-import type { Run } from '../domain/run.ts';
+import { amend, type Run } from '../domain/run.ts';
 import { assetTypeOf, type TaskSpec } from '../domain/task.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
+import type { Clock } from '../ports/clock.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
+import { type ConnectionDeps, connectionMaterial } from './connection-material.ts';
+import { mutateRun } from './run-updates.ts';
 
 export interface PreparedTask {
   readonly spec: TaskSpec;
@@ -30,7 +33,12 @@ export interface PreparedTask {
  * never a value.
  */
 export async function prepareTask(
-  deps: { readonly store: RunStore; readonly assets: AssetStore; readonly secrets: SecretSource },
+  deps: ConnectionDeps & {
+    readonly store: RunStore;
+    readonly assets: AssetStore;
+    readonly secrets: SecretSource;
+    readonly clock?: Clock;
+  },
   run: Run,
   /** `resolveSecrets: false` for backends that fetch secrets themselves (ECS task-definition `secrets`). */
   options: { readonly resolveSecrets?: boolean } = {},
@@ -64,14 +72,35 @@ export async function prepareTask(
     secretVars.push({ var: binding.var, env });
   }
 
+  const inventory = inventoryForRun(
+    run.kind,
+    target,
+    run.sshUser === undefined ? {} : { sshUser: run.sshUser },
+  );
+  const material = await connectionMaterial(deps, run, target, {
+    resolveStored: options.resolveSecrets !== false,
+  });
+  if (material.leaseId !== undefined && material.leaseId !== run.credentialLease) {
+    // Recorded before the task can start, so whoever ends the run can check the account in.
+    const leaseId = material.leaseId;
+    const at = () => deps.clock?.now() ?? new Date().toISOString();
+    await mutateRun(deps.store, run.id, (r) => amend(r, at(), { credentialLease: leaseId }), run);
+  }
+  Object.assign(secretEnv, material.secretEnv);
+  Object.assign(secretRefs, material.secretRefs);
+
   const spec: TaskSpec = {
     runId: run.id,
     kind: run.kind,
     asset,
     assetType,
-    inventory: inventoryForRun(run.kind, target, run.sshUser === undefined ? {} : { sshUser: run.sshUser }),
-    extraVars: run.extraVars,
-    secretVars,
+    inventory,
+    // The run's own extra vars win: an operator may point a play at another port or database.
+    extraVars: { ...material.vars, ...run.extraVars },
+    secretVars: [...material.secretVars, ...secretVars],
+    ...(material.secretEnvNames.length === 0 ? {} : { secretEnvNames: material.secretEnvNames }),
+    ...(material.sshKeyEnv === undefined ? {} : { sshKeyEnv: material.sshKeyEnv }),
+    ...(Object.keys(material.env).length === 0 ? {} : { env: material.env }),
     ...(run.operation === undefined ? {} : { operation: run.operation }),
     timeoutSeconds: run.timeoutSeconds,
   };

@@ -129,6 +129,8 @@ export interface Run {
    * (errors, throttling). Cleared by the next answer; past the grace the run fails.
    */
   readonly statusUnknownSince?: string;
+  /** A just-in-time credential checkout (Password Safe request id, not a secret) to check in when the run ends. */
+  readonly credentialLease?: string;
   readonly exitCode?: number;
   readonly reason?: string;
   readonly createdAt: string;
@@ -152,6 +154,7 @@ export type RunPatch = Partial<
     | 'cancelRequested'
     | 'cancelRequestedAt'
     | 'statusUnknownSince'
+    | 'credentialLease'
   >
 >;
 

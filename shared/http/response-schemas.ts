@@ -66,6 +66,10 @@ export const RunSchema = z
     launch: z.object({ backend: z.enum(RUNNERS), intentAt: at, handle: z.string().optional() }).optional(),
     cancelRequested: z.boolean(),
     cancelRequestedAt: at.optional().describe('when the cancel was requested'),
+    credentialLease: z
+      .string()
+      .optional()
+      .describe('the just-in-time credential checkout to check in when the run ends (an id, not a secret)'),
     statusUnknownSince: at
       .optional()
       .describe('since when the backend has not answered how the task is doing (polled backends)'),
