@@ -54,6 +54,12 @@ describe('loadSettings', () => {
       default_timeout_seconds: 3600,
       max_timeout_seconds: 86_400,
       dispatch_max_receive_count: 5,
+      kubernetes_namespace: 'remote-worker',
+      kubernetes_service_account: 'remote-worker-task',
+      poll_interval_seconds: 3,
+      status_unknown_grace_seconds: 300,
+      cleanup_grace_seconds: 30,
+      password_safe_checkout_minutes: 60,
     });
   });
 
@@ -322,6 +328,19 @@ describe('SettingsSchema', () => {
       'portainer_url',
       'portainer_api_token_secret',
       'portainer_allowed_source_cidrs',
+      // The Kubernetes executor peer's settings, and the poller's.
+      'kubernetes_namespace',
+      'kubernetes_kubeconfig',
+      'kubernetes_service_account',
+      'kubernetes_pull_secrets',
+      'poll_interval_seconds',
+      'status_unknown_grace_seconds',
+      'cleanup_grace_seconds',
+      // Just-in-time checkout of registered databases' managed accounts.
+      'password_safe_url',
+      'password_safe_api_key_secret',
+      'password_safe_runas',
+      'password_safe_checkout_minutes',
     ];
 
     expect([...SETTING_KEYS].sort()).toEqual([...contract].sort());
