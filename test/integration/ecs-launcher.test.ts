@@ -7,7 +7,11 @@ import {
   ListTasksCommand,
   type RunTaskCommandInput,
 } from '@aws-sdk/client-ecs';
-import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import {
+  CreateSecretCommand,
+  GetSecretValueCommand,
+  SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   EcsLauncher,
@@ -17,6 +21,7 @@ import {
 } from '../../shared/adapters/ecs/launcher.ts';
 import { describeSecretArn } from '../../shared/adapters/ecs/secret-arn.ts';
 import { LocalAssetStore } from '../../shared/adapters/local/asset-store.ts';
+import { SecretsManagerRunSecrets } from '../../shared/adapters/secrets-manager/run-secrets.ts';
 import { SecretsManagerSecretSource } from '../../shared/adapters/secrets-manager/secret-source.ts';
 import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
 import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
@@ -64,6 +69,8 @@ const bodyText = (body: unknown): string => {
 
 describe('EcsLauncher on moto', () => {
   const SECRET_VALUE = 'hunter2-do-not-leak-7f3a';
+  const DB_PASSWORD = 'minted-db-pw-canary-91c2';
+  const SSH_KEY = '-----BEGIN OPENSSH PRIVATE KEY-----\nkey-body-canary\n-----END OPENSSH PRIVATE KEY-----\n';
   const CLUSTER = 'remote-worker';
   const IMAGE = 'chrweav/ansible-cloud';
   const FAMILY = 'remote-worker-ansible-cloud';
@@ -109,13 +116,19 @@ describe('EcsLauncher on moto', () => {
 
   /** A run as the dispatcher hands it to a launcher: claimed, attempt 1. */
   const dispatchingRun = (
-    input: { secrets?: SecretBinding[]; extraVars?: Record<string, unknown>; attempt?: number } = {},
+    input: {
+      secrets?: SecretBinding[];
+      extraVars?: Record<string, unknown>;
+      attempt?: number;
+      kind?: Run['kind'];
+      targetId?: string;
+    } = {},
   ): Run => {
     const draft = newRun(
       {
         id: newId(),
-        kind: 'vm',
-        targetId: 'vm-1',
+        kind: input.kind ?? 'vm',
+        targetId: input.targetId ?? 'vm-1',
         asset: 'hello/site.yml',
         extraVars: input.extraVars ?? { greeting: 'hi' },
         secrets: input.secrets ?? [],
@@ -176,7 +189,29 @@ describe('EcsLauncher on moto', () => {
     await secretsManager.send(new CreateSecretCommand({ Name: 'db-admin', SecretString: SECRET_VALUE }));
     db = openDatabase(':memory:');
     store = new SqliteRunStore({ db });
-    await store.putTarget(vmTarget('vm-1', { cloud: 'aws', address: '10.1.2.3' }));
+    // The launcher does not resolve runners: a VM with no connection material of its own keeps the
+    // shared task definition. Material (SSH keys, minted logins) has its own test below.
+    await store.putTarget(vmTarget('vm-1', { cloud: 'local', address: '10.1.2.3' }));
+    await store.putTarget(vmTarget('vm-aws', { cloud: 'aws', address: '10.1.2.4' }));
+    await store.putTarget({
+      id: 'db-aws',
+      kind: 'database',
+      cloud: 'aws',
+      name: 'orders',
+      engine: 'postgresql',
+      endpoint: { host: 'orders.cluster-abc.eu-west-1.rds.amazonaws.com' },
+      source: 'provisioned',
+      credentialsRef: 'orders-admin',
+      createdAt: new Date().toISOString(),
+      updatedAt: new Date().toISOString(),
+    });
+    await secretsManager.send(new CreateSecretCommand({ Name: 'ssh-key', SecretString: SSH_KEY }));
+    await secretsManager.send(
+      new CreateSecretCommand({
+        Name: 'orders-admin',
+        SecretString: JSON.stringify({ username: 'postgres', password: DB_PASSWORD }),
+      }),
+    );
   }, 60_000);
 
   afterAll(async () => {
@@ -319,6 +354,61 @@ describe('EcsLauncher on moto', () => {
       new ListTaskDefinitionsCommand({ familyPrefix: family, status: 'ACTIVE' }),
     );
     expect(taskDefinitionArns).toEqual([]);
+  });
+
+  it('references an AWS VM’s SSH key by ARN and stores a minted login as a per-run secret, deleted at cleanup', async () => {
+    const runSecrets = new SecretsManagerRunSecrets({ client: secretsManager, prefix: 'rw-test/runs/' });
+    const prepare = (run: Run) =>
+      prepareTask(
+        {
+          store,
+          assets: new LocalAssetStore({ root: PLAYBOOKS_ROOT }),
+          secrets: new SecretsManagerSecretSource({ client: secretsManager, ttlSeconds: 0 }),
+          settings: loadSettings({ env: { ANSIBLE_SSH_KEY_SM_NAME: 'ssh-key' } }),
+        },
+        run,
+        { resolveSecrets: false },
+      );
+    const from = sent.length;
+
+    const vmRun = dispatchingRun({ targetId: 'vm-aws' });
+    const vmHandle = await launcher({ prepare, runSecrets }).launch({ run: vmRun, image: IMAGE });
+    const dbRun = dispatchingRun({ kind: 'database_play', targetId: 'db-aws' });
+    const dbHandle = await launcher({ prepare, runSecrets }).launch({ run: dbRun, image: IMAGE });
+
+    for (const r of sent.slice(from)) {
+      expect(r.body).not.toContain(DB_PASSWORD);
+      expect(r.body).not.toContain('BEGIN OPENSSH');
+    }
+    const secretsOf = async (handle: string) => {
+      const task = await describe1(handle);
+      const { taskDefinition } = await ecs.send(
+        new DescribeTaskDefinitionCommand({ taskDefinition: task?.taskDefinitionArn }),
+      );
+      return taskDefinition?.containerDefinitions?.[0]?.secrets;
+    };
+    expect(await secretsOf(vmHandle)).toEqual([
+      { name: 'RW_SSH_KEY', valueFrom: expect.stringMatching(/:secret:ssh-key-/) },
+    ]);
+    const [dbSecret] = (await secretsOf(dbHandle)) ?? [];
+    expect(dbSecret).toEqual({
+      name: 'RW_DB_PASSWORD',
+      valueFrom: expect.stringContaining(`:secret:rw-test/runs/${dbRun.id}/RW_DB_PASSWORD`),
+    });
+    const minted = await secretsManager.send(new GetSecretValueCommand({ SecretId: dbSecret?.valueFrom }));
+    expect(minted.SecretString).toBe(DB_PASSWORD);
+
+    await launcher({ prepare, runSecrets }).cleanup(dbHandle, dbRun);
+    await expect(
+      secretsManager.send(new GetSecretValueCommand({ SecretId: dbSecret?.valueFrom })),
+    ).rejects.toThrow(/can't find|not found|ResourceNotFound/i);
+    // Refused without a per-run store, naming what is missing, before anything starts.
+    const before = runTaskInputs().length;
+    const again = dispatchingRun({ kind: 'database_play', targetId: 'db-aws' });
+    await expect(launcher({ prepare }).launch({ run: again, image: IMAGE })).rejects.toThrow(
+      /needs RW_DB_PASSWORD minted at launch, but this ECS launcher has no per-run secret store/,
+    );
+    expect(runTaskInputs().length).toBe(before);
   });
 
   it('refuses a secret that does not exist, naming it, before anything is started', async () => {

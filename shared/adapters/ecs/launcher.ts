@@ -20,6 +20,7 @@ import { LauncherUnavailableError, LaunchRejectedError } from '../../domain/erro
 import type { Run } from '../../domain/run.ts';
 import type { BackendStatus, Launcher, LaunchRequest } from '../../ports/launcher.ts';
 import type { LogPage, LogReader } from '../../ports/log-store.ts';
+import type { RunSecrets } from '../secrets-manager/run-secrets.ts';
 import { ecsError } from './errors.ts';
 import {
   clientTokenFor,
@@ -94,6 +95,12 @@ export interface EcsLauncherOptions {
    * `DescribeSecret`, not `GetSecretValue`. A name that is already an ARN may be returned as is.
    */
   readonly secretArn: (name: string) => Promise<string>;
+  /**
+   * Where values minted for one run (a token-prepared kubeconfig, a checked-out
+   * password) are stored so the task can reference them; without it such runs
+   * are refused.
+   */
+  readonly runSecrets?: RunSecrets;
   /** Where the task's output can be read (the CloudWatch Logs reader in AWS mode). */
   readonly logs: LogReader;
   /** Prefix of the per-run task definition families; default `remote-worker-run-`. */
@@ -171,7 +178,8 @@ export class EcsLauncher implements Launcher {
     const existing = await this.#findTask(startedBy);
     if (existing !== undefined) return this.#handleOf(existing);
 
-    const { spec } = await this.#o.prepare(run);
+    const prepared = await this.#o.prepare(run);
+    const { spec } = prepared;
     const overrides: TaskOverride = {
       containerOverrides: [
         {
@@ -190,10 +198,15 @@ export class EcsLauncher implements Launcher {
       );
     }
 
+    const secretEnvs = secretEnvNamesOf(spec);
     const taskDefinition =
-      run.secrets.length === 0
+      secretEnvs.length === 0
         ? baseDefinition
-        : await this.#perRunDefinition(run, baseDefinition, spec.secretVars);
+        : await this.#perRunDefinition(
+            run,
+            baseDefinition,
+            await this.#secretReferences(run, prepared, secretEnvs),
+          );
 
     const n = this.#o.network;
     let tasks: Task[] | undefined;
@@ -240,7 +253,7 @@ export class EcsLauncher implements Launcher {
    * retryable failure keeps it for the next attempt to reuse.
    */
   async #abandon(run: Run, error: Error): Promise<Error> {
-    if (error instanceof LaunchRejectedError && run.secrets.length > 0) {
+    if (error instanceof LaunchRejectedError) {
       await this.cleanup('', run).catch(() => {});
     }
     return error;
@@ -312,9 +325,15 @@ export class EcsLauncher implements Launcher {
     }
   }
 
-  /** Deregister the run's own task definition revisions, if it had secrets; nothing else is left behind. */
+  /**
+   * Deregister the run's own task definition revisions and delete the values
+   * minted for it, if it had any; nothing else is left behind.
+   */
   async cleanup(_handle: string, run: Run): Promise<void> {
-    if (run.secrets.length === 0) return;
+    if (this.#o.runSecrets !== undefined && MINTING_KINDS.has(run.kind)) {
+      await this.#o.runSecrets.deleteFor(run.id);
+    }
+    if (run.secrets.length === 0 && !MAY_REFERENCE_SECRETS.has(run.kind)) return;
     const family = this.#perRunFamily(run.id);
     try {
       for (const arn of await this.#activeRevisions(family)) {
@@ -356,6 +375,38 @@ export class EcsLauncher implements Launcher {
     }
   }
 
+  /**
+   * `valueFrom` for each secret env: the ARN of the stored secret it names, or
+   * of a per-run secret holding a value minted for this run.
+   */
+  async #secretReferences(run: Run, prepared: PreparedTask, envs: readonly string[]): Promise<Secret[]> {
+    const secrets: Secret[] = [];
+    for (const env of envs) {
+      const name = prepared.secretRefs[env];
+      if (name !== undefined) {
+        try {
+          secrets.push({ name: env, valueFrom: await this.#o.secretArn(name) });
+        } catch (error) {
+          if (error instanceof LaunchRejectedError || error instanceof LauncherUnavailableError) throw error;
+          throw new LaunchRejectedError(`Secret ${name} (for ${env}) could not be resolved to an ARN`, {
+            cause: error,
+          });
+        }
+        continue;
+      }
+      const value = prepared.secretEnv[env];
+      if (value === undefined)
+        throw new LaunchRejectedError(`The task expects secret ${env}, but nothing provides it`);
+      if (this.#o.runSecrets === undefined) {
+        throw new LaunchRejectedError(
+          `Run ${run.id} needs ${env} minted at launch, but this ECS launcher has no per-run secret store`,
+        );
+      }
+      secrets.push({ name: env, valueFrom: await this.#o.runSecrets.put(run.id, env, value) });
+    }
+    return secrets;
+  }
+
   #perRunFamily(runId: string): string {
     const prefix = this.#o.perRunFamilyPrefix ?? 'remote-worker-run-';
     return `${prefix}${runId.replace(/[^A-Za-z0-9_-]/g, '_')}`.slice(0, FAMILY_MAX);
@@ -386,31 +437,8 @@ export class EcsLauncher implements Launcher {
    * references added to the runner container. Reused when a redelivery finds
    * one already registered.
    */
-  async #perRunDefinition(
-    run: Run,
-    baseDefinition: string,
-    secretVars: readonly { readonly var: string; readonly env: string }[],
-  ): Promise<string> {
+  async #perRunDefinition(run: Run, baseDefinition: string, secrets: readonly Secret[]): Promise<string> {
     const family = this.#perRunFamily(run.id);
-    const secrets: Secret[] = [];
-    for (const [i, binding] of run.secrets.entries()) {
-      const slot = secretVars[i];
-      if (slot === undefined || slot.var !== binding.var) {
-        throw new LaunchRejectedError(`The task spec does not carry secret binding ${binding.var}`);
-      }
-      let valueFrom: string;
-      try {
-        valueFrom = await this.#o.secretArn(binding.secret);
-      } catch (error) {
-        if (error instanceof LaunchRejectedError || error instanceof LauncherUnavailableError) throw error;
-        throw new LaunchRejectedError(
-          `Secret ${binding.secret} (bound to ${binding.var}) could not be resolved to an ARN`,
-          { cause: error },
-        );
-      }
-      secrets.push({ name: slot.env, valueFrom });
-    }
-
     try {
       const [existing] = await this.#activeRevisions(family);
       if (existing !== undefined) return existing;
@@ -436,7 +464,13 @@ export class EcsLauncher implements Launcher {
           family,
           containerDefinitions: containers.map((c) =>
             c.name === this.#o.containerName
-              ? { ...c, secrets: [...(c.secrets ?? []).filter((s) => !isRunSecret(s)), ...secrets] }
+              ? {
+                  ...c,
+                  secrets: [
+                    ...(c.secrets ?? []).filter((s) => !secrets.some((r) => r.name === s.name)),
+                    ...secrets,
+                  ],
+                }
               : c,
           ),
           executionRoleArn: base.executionRoleArn,
@@ -468,7 +502,21 @@ export class EcsLauncher implements Launcher {
   }
 }
 
-const isRunSecret = (s: Secret): boolean => /^RW_SECRET_\d+$/.test(s.name ?? '');
+/** Run kinds whose connection material may be minted at launch (kubeconfig tokens, database logins). */
+const MINTING_KINDS: ReadonlySet<Run['kind']> = new Set(['cluster_play', 'k8s_op', 'database_play']);
+/** Run kinds that may reference secrets without a binding of their own (SSH keys, Portainer, minted material). */
+const MAY_REFERENCE_SECRETS: ReadonlySet<Run['kind']> = new Set([...MINTING_KINDS, 'vm', 'portainer']);
+
+/** Every env the spec expects a secret value in. */
+function secretEnvNamesOf(spec: PreparedTask['spec']): string[] {
+  return [
+    ...new Set([
+      ...spec.secretVars.map((v) => v.env),
+      ...(spec.secretEnvNames ?? []),
+      ...(spec.sshKeyEnv === undefined ? [] : [spec.sshKeyEnv]),
+    ]),
+  ];
+}
 
 function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]): Partial<Pick<T, K>> {
   const out: Partial<Pick<T, K>> = {};
