@@ -12,12 +12,28 @@
  * - Each `spec.secretVars[i].env`: a secret value. It becomes play variable
  *   `spec.secretVars[i].var`, is redacted from all output, and is removed from
  *   the tool's environment.
+ * - Each name in `spec.secretEnvNames` (`PORTAINER_API_TOKEN`, `KUBECONFIG`):
+ *   a secret the tool reads from its environment under that very name. It
+ *   stays in the tool's environment and is redacted from all output. A listed
+ *   variable that is not set stops the shim before the tool runs.
+ * - `spec.sshKeyEnv`: the variable holding an SSH private key. The key is
+ *   written to a 0600 file in the private work dir (with the final newline
+ *   OpenSSH insists on, and LF line ends), ansible-playbook gets
+ *   `-e {"ansible_ssh_private_key_file": <that file>}`, the variable is removed
+ *   from the tool's environment, and the key and each of its lines are
+ *   redacted. kubectl and helm get no key file.
+ * - `spec.env`: non-secret variables exported to the tool (`PORTAINER_URL`).
+ *   They may not set `PATH`, any `RW_*` variable, a variable the shim sets
+ *   for the tool (`ANSIBLE_LOCAL_TEMP`, `NO_COLOR`, …) or a secret's variable:
+ *   such a spec is refused (exit 125).
  * - `RW_REDACT_ENV` (optional): comma-separated names of further variables
- *   whose values are redacted but stay in the tool's environment (a Portainer
- *   token, a kubeconfig bearer token).
+ *   whose values are redacted but stay in the tool's environment; the older
+ *   way of saying `secretEnvNames`.
  * - `KUBECONFIG` / `K8S_AUTH_KUBECONFIG`: a path, or the kubeconfig itself
  *   (any value with a newline), which is then written to a 0600 file in the
- *   private work dir and both variables point at it.
+ *   private work dir and both variables point at it. Kubeconfig content is
+ *   always a secret, listed or not: it is redacted whole, line by line, and
+ *   so are the credentials inside it (tokens, passwords, client keys).
  * - `RW_RESULT_DIR` (optional): where `exit.json` (`{ exitCode, signal,
  *   endedAt, reason? }`) is written last, so a supervisor that lost the
  *   process can still learn the outcome.
@@ -32,6 +48,12 @@
  * - `ANSIBLE_HOST_KEY_CHECKING` is deliberately not set: Ansible's default
  *   (check) stands unless the operator passes it, since turning it off
  *   silently would hide a man-in-the-middle.
+ *
+ * Output: the tool's stdout and stderr, line by line, through one redactor
+ * each (built before the tool starts); lines the shim writes itself start
+ * with `remote-worker: ` and are redacted too. If a redactor throws, that
+ * stream's output is withheld from then on, never passed through: the shim
+ * writes `remote-worker: output withheld: the redactor failed` in its place.
  *
  * Exit code: the tool's; 128 + n when it died of signal n; 124 after the
  * spec's timeout; 125 when the shim failed before the tool ran; 127 when the
@@ -54,7 +76,15 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { pathToFileURL } from 'node:url';
-import { createRedactor, plaintextPasswords, redactAll } from '../../shared/domain/redaction.ts';
+import {
+  type CompiledRedaction,
+  compileRedaction,
+  kubeconfigSecrets,
+  plaintextPasswords,
+  REDACTOR_FAILED,
+  type Redactor,
+  safeRedactor,
+} from '../../shared/domain/redaction.ts';
 import type { K8sOperation, RunKind } from '../../shared/domain/run.ts';
 import type { AssetType, TaskSpec } from '../../shared/domain/task.ts';
 import { shellQuote, wrapperPlaybook } from '../../shared/domain/wrappers.ts';
@@ -98,6 +128,20 @@ const ASSET_TYPE_SET: ReadonlySet<string> = new Set([
 ] satisfies AssetType[]);
 const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** What the shim sets in the tool's environment itself (see runTool); `spec.env` may not set these. */
+const SHIM_SET_ENV: ReadonlySet<string> = new Set([
+  'PATH',
+  'ANSIBLE_FORCE_COLOR',
+  'ANSIBLE_NOCOLOR',
+  'NO_COLOR',
+  'PYTHONUNBUFFERED',
+  'ANSIBLE_RETRY_FILES_ENABLED',
+  'ANSIBLE_LOCAL_TEMP',
+  'ANSIBLE_REMOTE_TEMP',
+  'ANSIBLE_SSH_CONTROL_PATH_DIR',
+]);
+const isShimOwnedEnv = (name: string): boolean => name.startsWith('RW_') || SHIM_SET_ENV.has(name);
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -147,6 +191,42 @@ export function parseTaskSpec(text: string): TaskSpec {
     )
   ) {
     problems.push('secretVars must be a list of { var, env } with valid names');
+  }
+  if (
+    raw.secretEnvNames !== undefined &&
+    !(
+      Array.isArray(raw.secretEnvNames) &&
+      raw.secretEnvNames.every((n: unknown) => typeof n === 'string' && ENV_NAME.test(n))
+    )
+  ) {
+    problems.push('secretEnvNames must be a list of environment variable names');
+  }
+  if (raw.sshKeyEnv !== undefined && !(typeof raw.sshKeyEnv === 'string' && ENV_NAME.test(raw.sshKeyEnv))) {
+    problems.push('sshKeyEnv must be an environment variable name');
+  }
+  if (raw.env !== undefined) {
+    const env = raw.env;
+    if (!isRecord(env) || !Object.entries(env).every(([k, v]) => ENV_NAME.test(k) && typeof v === 'string')) {
+      problems.push('env must be an object of NAME: "value" strings');
+    } else {
+      const owned = Object.keys(env).filter(isShimOwnedEnv);
+      if (owned.length > 0) {
+        problems.push(
+          `env must not set ${owned.join(', ')}: PATH, RW_* and the variables the shim sets for the tool are the shim's own`,
+        );
+      }
+      const secretNames = new Set<unknown>([
+        ...(Array.isArray(raw.secretVars)
+          ? raw.secretVars.map((s: unknown) => (isRecord(s) ? s.env : undefined))
+          : []),
+        ...(Array.isArray(raw.secretEnvNames) ? raw.secretEnvNames : []),
+        raw.sshKeyEnv,
+      ]);
+      const shadowing = Object.keys(env).filter((name) => secretNames.has(name));
+      if (shadowing.length > 0) {
+        problems.push(`env must not set ${shadowing.join(', ')}: a secret arrives in that variable`);
+      }
+    }
   }
   if (raw.operation !== undefined && !(isRecord(raw.operation) && typeof raw.operation.action === 'string')) {
     problems.push('operation must be an object with an action');
@@ -249,17 +329,36 @@ function k8sNeedsAsset(op: K8sOperation, assetType: AssetType): boolean {
 
 // ---------------------------------------------------------------- output
 
-/** Stream → decoder → redactor → whole lines, so a secret split across chunks is still caught. */
-function pipeLines(
+/**
+ * Stream → decoder → redactor → whole lines, so a secret split across chunks
+ * is still caught. When the redactor throws, the rest of the stream is read
+ * and dropped: the line already redacted is written, then one notice line.
+ * Exported for tests.
+ *
+ * @example
+ * const out = pipeLines(child.stdout, compiled.redactor(), (line) => write(`${line}\n`));
+ * await out.done;
+ */
+export function pipeLines(
   stream: Readable,
-  secrets: readonly string[],
+  redactor: Redactor,
   emit: (line: string) => void,
 ): { done: Promise<void>; finish: () => void } {
   const decoder = new StringDecoder('utf8');
-  const redactor = createRedactor(secrets);
+  const safe = safeRedactor(redactor, '');
   let partial = '';
   let finished = false;
+  let withheld = false;
   const take = (text: string): void => {
+    if (withheld) return;
+    if (safe.failed) {
+      withheld = true;
+      // `partial` holds only what the redactor returned before it failed.
+      if (partial !== '') emit(partial);
+      partial = '';
+      emit(`${SHIM_PREFIX}${REDACTOR_FAILED}`);
+      return;
+    }
     partial += text;
     let nl = partial.indexOf('\n');
     while (nl >= 0) {
@@ -279,14 +378,14 @@ function pipeLines(
   const finish = (): void => {
     if (finished) return;
     finished = true;
-    take(redactor.push(decoder.end()));
-    take(redactor.flush());
+    take(safe.push(decoder.end()));
+    take(safe.flush());
     if (partial !== '') emit(partial);
     partial = '';
     resolveDone();
   };
   stream.on('data', (chunk: Buffer) => {
-    if (!finished) take(redactor.push(decoder.write(chunk)));
+    if (!finished) take(safe.push(decoder.write(chunk)));
   });
   stream.on('end', finish);
   stream.on('error', finish);
@@ -400,6 +499,49 @@ function secretPlayVars(spec: TaskSpec, env: NodeJS.ProcessEnv, only?: (name: st
 }
 
 /**
+ * Every secret value this task holds, for the redactor: bound secret vars,
+ * secret env, the SSH key, kubeconfig content and the credentials inside it,
+ * plaintext password extra vars, and `RW_REDACT_ENV`. Missing variables are
+ * skipped here (so the redactor covers whatever is present) and refused by
+ * {@link requireSecretEnv} and {@link secretPlayVars}.
+ */
+function secretValues(spec: TaskSpec, env: NodeJS.ProcessEnv): string[] {
+  const fromEnv = (names: readonly string[]): string[] =>
+    names.map((name) => env[name]).filter((v): v is string => v !== undefined);
+  const kubeconfigs = fromEnv(['KUBECONFIG', 'K8S_AUTH_KUBECONFIG']).filter((v) => v.includes('\n'));
+  return [
+    ...fromEnv(spec.secretVars.map((s) => s.env)),
+    ...fromEnv(spec.secretEnvNames ?? []),
+    ...fromEnv(spec.sshKeyEnv === undefined ? [] : [spec.sshKeyEnv]),
+    ...kubeconfigs,
+    ...kubeconfigs.flatMap(kubeconfigSecrets),
+    // A WinRM password forwarded as a plain extra var (local runner only) is still a secret.
+    ...plaintextPasswords(spec.extraVars),
+    ...fromEnv(
+      (env.RW_REDACT_ENV ?? '')
+        .split(',')
+        .map((name) => name.trim())
+        .filter((name) => name !== ''),
+    ),
+  ];
+}
+
+/** The secret env the spec promises must be there: a tool run without its credentials fails in confusing ways. */
+function requireSecretEnv(spec: TaskSpec, env: NodeJS.ProcessEnv): void {
+  const missing = (spec.secretEnvNames ?? []).filter((name) => env[name] === undefined);
+  if (missing.length > 0) throw new ShimError(`secret environment ${missing.join(', ')} is not set`);
+  if (spec.sshKeyEnv !== undefined && (env[spec.sshKeyEnv] ?? '').trim() === '') {
+    throw new ShimError(`the SSH key variable ${spec.sshKeyEnv} is not set`);
+  }
+}
+
+/** The key as OpenSSH reads it: LF line ends and a final newline (without one it reports "invalid format"). */
+function sshKeyFileText(key: string): string {
+  const lf = key.replace(/\r\n?/g, '\n');
+  return lf.endsWith('\n') ? lf : `${lf}\n`;
+}
+
+/**
  * Wrappers get no extra vars and only the secret vars Ansible itself reads
  * (`ansible_password`, `ansible_become_password`, …): a wrapper references no
  * variable, but a `.ps1` over WinRM cannot even connect without its password.
@@ -420,8 +562,16 @@ export async function runShim(
   env: NodeJS.ProcessEnv = process.env,
   write: (text: string) => void = (text) => process.stdout.write(text),
 ): Promise<number> {
-  let secrets: string[] = [];
-  const say = (message: string): void => write(`${SHIM_PREFIX}${redactAll(message, secrets)}\n`);
+  // Until the spec is read there is no secret to redact; if the redaction cannot be built, every message is withheld.
+  let redact: (text: string) => string = (text) => text;
+  const redactMessage = (message: string): string => {
+    try {
+      return redact(message);
+    } catch {
+      return REDACTOR_FAILED;
+    }
+  };
+  const say = (message: string): void => write(`${SHIM_PREFIX}${redactMessage(message)}\n`);
 
   let child: ChildProcess | undefined;
   let received: NodeJS.Signals | undefined;
@@ -471,21 +621,22 @@ export async function runShim(
           })());
     if (specText === undefined) throw new ShimError('set RW_TASK or RW_TASK_FILE');
     const spec = parseTaskSpec(specText);
-    secrets = [
-      ...spec.secretVars.map((s) => env[s.env]).filter((v): v is string => v !== undefined),
-      // A WinRM password forwarded as a plain extra var (local runner only) is still a secret.
-      ...plaintextPasswords(spec.extraVars),
-      ...(env.RW_REDACT_ENV ?? '')
-        .split(',')
-        .map((name) => name.trim())
-        .filter((name) => name !== '')
-        .map((name) => env[name])
-        .filter((v): v is string => v !== undefined),
-    ];
+    const secrets = secretValues(spec, env);
+    let compiled: CompiledRedaction;
+    try {
+      compiled = compileRedaction(secrets);
+    } catch {
+      redact = () => {
+        throw new Error('no redactor');
+      };
+      throw new ShimError('the redactor could not be built');
+    }
+    redact = (text) => compiled.redact(text);
+    requireSecretEnv(spec, env);
 
     workDir = mkdtempSync(join(env.RW_TMP_DIR ?? tmpdir(), 'rw-task-'));
     chmodSync(workDir, 0o700);
-    const result = await runTool(spec, workDir, env, secrets, {
+    const result = await runTool(spec, workDir, env, compiled, {
       say,
       write,
       signal: abort.signal,
@@ -528,7 +679,7 @@ export async function runShim(
         ? error
         : new ShimError(`unexpected failure: ${(error as Error).stack ?? String(error)}`);
     exitCode = received === undefined ? shimError.exitCode : signalExitCode(received);
-    const message = redactAll(shimError.message, secrets);
+    const message = redactMessage(shimError.message);
     say(message);
     say(`failed before the tool could finish (exit code ${exitCode})`);
     record = { exitCode, signal: null, endedAt: new Date().toISOString(), reason: message };
@@ -572,14 +723,18 @@ async function runTool(
   spec: TaskSpec,
   workDir: string,
   env: NodeJS.ProcessEnv,
-  secrets: readonly string[],
+  redaction: CompiledRedaction,
   { say, write, signal, stop, started }: ToolHooks,
 ): Promise<ToolResult> {
   const childEnv: NodeJS.ProcessEnv = { ...env };
   // Secrets reach the tool as play variables through a 0600 file, not as environment a module could print.
   for (const { env: name } of spec.secretVars) delete childEnv[name];
+  // The key reaches the tool as a 0600 file.
+  if (spec.sshKeyEnv !== undefined) delete childEnv[spec.sshKeyEnv];
   delete childEnv.RW_TASK;
   delete childEnv.RW_TASK_FILE;
+  // parseTaskSpec refused names the shim owns, so the assignments below always win.
+  Object.assign(childEnv, spec.env);
   Object.assign(childEnv, {
     ANSIBLE_FORCE_COLOR: '0',
     ANSIBLE_NOCOLOR: '1',
@@ -611,6 +766,13 @@ async function runTool(
       : undefined;
     command = k8sCommand(op, assetPath);
   } else {
+    const keyVars: string[] = [];
+    if (spec.sshKeyEnv !== undefined) {
+      const keyFile = join(workDir, 'ssh-key');
+      writePrivateFile(keyFile, sshKeyFileText(env[spec.sshKeyEnv] ?? ''));
+      // On the command line, so it outranks an inventory or extra-vars value; the path is no secret.
+      keyVars.push('-e', JSON.stringify({ ansible_ssh_private_key_file: keyFile }));
+    }
     const assetPath = await resolveAsset(spec, join(workDir, 'asset'), env, signal);
     const inventoryFile = join(workDir, 'inventory.json');
     if (spec.assetType === 'playbook') {
@@ -620,7 +782,7 @@ async function runTool(
       writePrivateFile(extraVarsFile, JSON.stringify(vars));
       command = {
         tool: 'ansible-playbook',
-        args: ['-i', inventoryFile, '-e', `@${extraVarsFile}`, assetPath],
+        args: ['-i', inventoryFile, '-e', `@${extraVarsFile}`, ...keyVars, assetPath],
       };
     } else {
       const connectionSecrets = secretPlayVars(spec, env, isConnectionVar);
@@ -633,11 +795,14 @@ async function runTool(
         disableGpgCheck: env.RW_RPM_DISABLE_GPG_CHECK === 'true',
       });
       writePrivateFile(wrapperFile, wrapper);
-      command = { tool: 'ansible-playbook', args: ['-i', inventoryFile, wrapperFile] };
+      command = { tool: 'ansible-playbook', args: ['-i', inventoryFile, ...keyVars, wrapperFile] };
     }
   }
   if (signal.aborted) throw new ShimError('stopped before the tool ran');
 
+  // Built before the tool starts: a redactor that cannot be made must not leave a tool running unread.
+  const stdoutRedactor = redaction.redactor();
+  const stderrRedactor = redaction.redactor();
   say(`running ${commandLine(command.tool, command.args)}`);
   const child = spawn(command.tool, command.args, {
     cwd: workDir,
@@ -646,8 +811,8 @@ async function runTool(
     detached: true,
   });
   const emit = (line: string): void => write(`${line}\n`);
-  const out = pipeLines(child.stdout, secrets, emit);
-  const err = pipeLines(child.stderr, secrets, emit);
+  const out = pipeLines(child.stdout, stdoutRedactor, emit);
+  const err = pipeLines(child.stderr, stderrRedactor, emit);
 
   let timedOut = false;
   const timer =
@@ -710,7 +875,8 @@ if (isEntryPoint) {
   runShim().then(
     (code) => process.exit(code),
     (error: unknown) => {
-      process.stdout.write(`${SHIM_PREFIX}unexpected failure: ${String(error)}\n`);
+      // Only the error's class: this is outside runShim, where nothing could redact its message.
+      process.stdout.write(`${SHIM_PREFIX}unexpected failure (${(error as Error)?.name ?? typeof error})\n`);
       process.exit(EXIT_SHIM_FAILED);
     },
   );

@@ -5,10 +5,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { k8sCommand, parseTaskSpec } from '../../runners/shim/main.ts';
+import { k8sCommand, parseTaskSpec, pipeLines } from '../../runners/shim/main.ts';
 import { LOCALHOST_VARS } from '../../shared/domain/inventory.ts';
+import { createRedactor, DEFAULT_MASK, type Redactor } from '../../shared/domain/redaction.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
 import { type WrappedAssetType, wrapperPlaybook } from '../../shared/domain/wrappers.ts';
 
@@ -413,6 +415,213 @@ describe('task shim running ansible-playbook', () => {
   });
 });
 
+/** Prints everything a connection-material run holds: the key file, a secret env, the kubeconfig. */
+const CONNECTION_PLAYBOOK = `
+- name: Print connection material
+  hosts: all
+  gather_facts: false
+  vars:
+    kubeconfig_text: "{{ lookup('file', lookup('env', 'KUBECONFIG')) }}"
+  tasks:
+    - name: Look at the key file
+      ansible.builtin.stat:
+        path: "{{ ansible_ssh_private_key_file }}"
+      register: key_stat
+    - name: Where and how private
+      ansible.builtin.debug:
+        msg: "key mode {{ key_stat.stat.mode }} at {{ ansible_ssh_private_key_file }}"
+    - name: Ask OpenSSH whether it can load the key
+      ansible.builtin.command:
+        argv: [ssh-keygen, -y, -f, "{{ ansible_ssh_private_key_file }}"]
+      register: keygen
+      changed_when: false
+      failed_when: false
+    - name: OpenSSH verdict
+      ansible.builtin.debug:
+        msg: "ssh-keygen rc {{ keygen.rc }}"
+    - name: The key, whole
+      ansible.builtin.debug:
+        msg: "{{ lookup('file', ansible_ssh_private_key_file) }}"
+    - name: The key, line by line
+      ansible.builtin.debug:
+        msg: "{{ lookup('file', ansible_ssh_private_key_file).splitlines() }}"
+    - name: The key file, base64
+      ansible.builtin.slurp:
+        src: "{{ ansible_ssh_private_key_file }}"
+      register: key_slurp
+    - name: Base64 of the key file
+      ansible.builtin.debug:
+        msg: "{{ key_slurp.content }}"
+    - name: Is the key still in the environment
+      ansible.builtin.debug:
+        msg: "key env length {{ lookup('env', 'RW_SECRET_KEY') | length }}"
+    - name: The Portainer token and URL
+      ansible.builtin.debug:
+        msg: "token {{ lookup('env', 'PORTAINER_API_TOKEN') }} for {{ lookup('env', 'PORTAINER_URL') }}"
+    - name: The kubeconfig, whole and line by line
+      ansible.builtin.debug:
+        msg: "{{ [kubeconfig_text] + kubeconfig_text.splitlines() }}"
+    - name: The bearer token alone
+      ansible.builtin.debug:
+        msg: "Authorization: Bearer {{ (kubeconfig_text | from_yaml).users[0].user.token }}"
+`;
+
+describe('task shim handing connection material to the tool', () => {
+  it('writes the SSH key to a 0600 file, passes secret env and kubeconfig, and shows only masks', async () => {
+    const keyDir = mkdtempSync(join(scratch, 'key-'));
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'rw-test', '-f', join(keyDir, 'id')]);
+    // Without its final newline: the shim must add it back, or OpenSSH refuses the file.
+    const key = readFileSync(join(keyDir, 'id'), 'utf8').trimEnd();
+    const portainerToken = `ptr_${randomUUID()}`;
+    const bearer = `kube-${randomUUID()}`;
+    const kubeconfig = [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: lab',
+      '  cluster:',
+      '    server: https://127.0.0.1:6443',
+      'users:',
+      '- name: runner',
+      '  user:',
+      `    token: ${bearer}`,
+      'contexts:',
+      '- name: lab',
+      '  context: {cluster: lab, user: runner}',
+      'current-context: lab',
+      '',
+    ].join('\n');
+    const playbook = join(scratch, 'connection-material.yml');
+    writeFileSync(playbook, CONNECTION_PLAYBOOK);
+    const run = startShim(
+      taskSpec({
+        asset: { kind: 'file', path: playbook },
+        secretEnvNames: ['PORTAINER_API_TOKEN', 'KUBECONFIG'],
+        sshKeyEnv: 'RW_SECRET_KEY',
+        env: { PORTAINER_URL: 'https://portainer.example:9443' },
+      }),
+      { RW_SECRET_KEY: key, PORTAINER_API_TOKEN: portainerToken, KUBECONFIG: kubeconfig },
+    );
+
+    const { code } = await run.exit;
+
+    const output = run.output();
+    const keyFile = /key mode 0600 at (\S+?)"/.exec(output)?.[1];
+    expect(code).toBe(0);
+    expect(keyFile?.startsWith(run.tmpDir)).toBe(true);
+    expect(existsSync(keyFile ?? '/')).toBe(false);
+    expect(readdirSync(run.tmpDir)).toEqual([]);
+    expect(output).toContain('ssh-keygen rc 0');
+    expect(output).toContain('key env length 0');
+    expect(output).toContain(`token ${DEFAULT_MASK} for https://portainer.example:9443`);
+    expect(output).toContain(`Authorization: Bearer ${DEFAULT_MASK}`);
+    expect(run.lines().find((l) => l.startsWith('remote-worker: running '))).toContain(
+      'ansible_ssh_private_key_file',
+    );
+    const secretTexts = [
+      portainerToken,
+      bearer,
+      ...key.split('\n').slice(1, -1),
+      ...kubeconfig.split('\n').filter((l) => l.trim().length >= 2),
+      Buffer.from(`${key}\n`).toString('base64').slice(0, 40),
+    ];
+    for (const text of secretTexts)
+      expect({ text, leaked: output.includes(text.trim()) }).toEqual({ text, leaked: false });
+    // Every line the play printed from the key or the kubeconfig came out as a mask.
+    const printedLines = output.split('\n').filter((l) => /^\s+" *\*{8}",?$/.test(l));
+    expect(printedLines.length).toBeGreaterThanOrEqual(
+      key.split('\n').length + kubeconfig.split('\n').length - 2,
+    );
+  });
+
+  it.each([
+    [{ RW_TASK: '{}' }, 'RW_TASK'],
+    [{ PATH: '/tmp/evil', GREETING: 'hi' }, 'PATH'],
+    [{ ANSIBLE_LOCAL_TEMP: '/tmp/shared' }, 'ANSIBLE_LOCAL_TEMP'],
+  ])('refuses a spec whose env would set %j', async (env, name) => {
+    const run = startShim(taskSpec({ env }));
+
+    const { code } = await run.exit;
+
+    expect(code).toBe(125);
+    expect(run.output()).toContain(`invalid task spec: env must not set ${name}:`);
+    expect(run.output()).not.toContain('remote-worker: running');
+    expect(exitRecord(run)).toMatchObject({ exitCode: 125 });
+  });
+
+  it('refuses to run when a listed secret env or the SSH key is missing', async () => {
+    const run = startShim(taskSpec({ secretEnvNames: ['PORTAINER_API_TOKEN'], sshKeyEnv: 'RW_SECRET_KEY' }), {
+      RW_SECRET_KEY: 'k',
+    });
+
+    const { code } = await run.exit;
+
+    expect(code).toBe(125);
+    expect(run.output()).toContain('remote-worker: secret environment PORTAINER_API_TOKEN is not set');
+    expect(run.output()).not.toContain('remote-worker: running');
+  });
+});
+
+describe('pipeLines', () => {
+  /** Redacts (upper-cases) the first `good` chunks, then throws with the chunk in its message. */
+  function failingAfter(good: number): Redactor {
+    let calls = 0;
+    return {
+      push(chunk) {
+        if (++calls > good) throw new Error(`cannot redact ${chunk}`);
+        return chunk.toUpperCase();
+      },
+      flush: () => '',
+    };
+  }
+
+  async function linesFrom(redactor: Redactor, chunks: readonly string[]): Promise<string[]> {
+    const stream = new PassThrough();
+    const lines: string[] = [];
+    const piped = pipeLines(stream, redactor, (line) => lines.push(line));
+    for (const chunk of chunks) stream.write(chunk);
+    stream.end();
+    await piped.done;
+    return lines;
+  }
+
+  it('withholds the rest of the stream once the redactor throws, after the part it already redacted', async () => {
+    const lines = await linesFrom(failingAfter(1), [
+      'first line\nsecond ',
+      's3cret-1\nthird\n',
+      'more s3cret-2\n',
+    ]);
+
+    expect(lines).toEqual(['FIRST LINE', 'SECOND ', 'remote-worker: output withheld: the redactor failed']);
+    expect(lines.join('\n')).not.toMatch(/s3cret/i);
+  });
+
+  it('withholds when the redactor fails at the end of the stream', async () => {
+    const redactor: Redactor = {
+      push: (chunk) => chunk,
+      flush: () => {
+        throw new Error('flush failed');
+      },
+    };
+
+    expect(await linesFrom(redactor, ['done\ntail'])).toEqual([
+      'done',
+      'tail',
+      'remote-worker: output withheld: the redactor failed',
+    ]);
+  });
+
+  it('redacts a secret split across chunks and lines', async () => {
+    const lines = await linesFrom(createRedactor(['hunter22', 'a\nmulti-line\nvalue']), [
+      'pw hun',
+      'ter22 ok\nkey a\nmul',
+      'ti-line\nvalue end\n',
+    ]);
+
+    expect(lines).toEqual([`pw ${DEFAULT_MASK} ok`, `key ${DEFAULT_MASK} end`]);
+  });
+});
+
 describe('k8sCommand', () => {
   it('builds kubectl and helm argv without a shell', () => {
     expect(k8sCommand({ action: 'delete' }, '/m.yml')).toEqual({
@@ -476,6 +685,25 @@ describe('k8sCommand', () => {
 });
 
 describe('parseTaskSpec', () => {
+  it('checks the connection-material fields and refuses env that would override the shim or a secret', () => {
+    const ok = taskSpec({
+      secretEnvNames: ['KUBECONFIG'],
+      sshKeyEnv: 'RW_SECRET_1',
+      env: { PORTAINER_URL: 'u' },
+    });
+
+    expect(parseTaskSpec(JSON.stringify(ok)).env).toEqual({ PORTAINER_URL: 'u' });
+    expect(() =>
+      parseTaskSpec(JSON.stringify({ ...ok, secretEnvNames: ['A B'], sshKeyEnv: 3, env: { X: 1 } })),
+    ).toThrow(/secretEnvNames must be .*sshKeyEnv must be .*env must be an object/);
+    expect(() =>
+      parseTaskSpec(JSON.stringify({ ...ok, env: { RW_RESULT_DIR: '/x', NO_COLOR: '0' } })),
+    ).toThrow('env must not set RW_RESULT_DIR, NO_COLOR:');
+    expect(() =>
+      parseTaskSpec(JSON.stringify({ ...ok, env: { KUBECONFIG: '/x', RW_SECRET_1: 'y' } })),
+    ).toThrow(/env must not set RW_SECRET_1: .*env must not set KUBECONFIG, RW_SECRET_1: a secret arrives/);
+  });
+
   it('accepts a spec and names every problem of a bad one', () => {
     expect(parseTaskSpec(JSON.stringify(taskSpec())).runId).toBe('run-test');
     expect(() => parseTaskSpec('{"asset": {}, "secretVars": [{"var": "a b", "env": "X"}]}')).toThrow(

@@ -1,13 +1,19 @@
+import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  compileRedaction,
   createRedactor,
   DEFAULT_MASK,
+  kubeconfigSecrets,
   MIN_SECRET_LENGTH,
   maskPasswordVars,
   plaintextPasswords,
+  REDACTOR_FAILED,
+  type Redactor,
   redactAll,
   redactionPatterns,
+  safeRedactor,
 } from '../../../shared/domain/redaction.ts';
 
 /** Feed `text` in the given chunk sizes (cycled) and return everything the redactor emitted. */
@@ -118,13 +124,31 @@ describe('createRedactor', () => {
     expect(r.flush()).toBe('abc');
   });
 
+  it('holds back from a longer match in progress even after a shorter one completed inside it', () => {
+    const r = createRedactor(['\naa\na']);
+
+    // "aa" (a line of the value) is complete after "\naa", but the whole value started one character earlier.
+    const out =
+      ['\n', 'a', 'a', '\n', 'a', '\n', 'a', 'a', '\n', 'a'].map((c) => r.push(c)).join('') + r.flush();
+
+    expect(out).toBe(DEFAULT_MASK.repeat(2));
+  });
+
   it('prefers the longest value that matches at a position', () => {
     expect(redactAll('xxabcdefghyy', ['abcd', 'abcdefgh'])).toBe(`xx${DEFAULT_MASK}yy`);
   });
 
-  it('ignores values shorter than three characters', () => {
-    expect(redactAll('a b ab abc', ['ab', 'a', ''])).toBe('a b ab abc');
-    expect(redactAll('a b ab abc', ['abc'])).toBe(`a b ab ${DEFAULT_MASK}`);
+  it('prefers the leftmost match over a longer one that starts later', () => {
+    expect(redactAll('abcdefgh', ['abc', 'cdefgh'])).toBe(`${DEFAULT_MASK}defgh`);
+  });
+
+  it('masks values of two characters or more, and ignores empty and one-character values', () => {
+    expect(MIN_SECRET_LENGTH).toBe(2);
+    expect(redactAll('a b ab abc', ['a', ''])).toBe('a b ab abc');
+    expect(redactAll('a b ab abc', ['ab'])).toBe(`a b ${DEFAULT_MASK} ${DEFAULT_MASK}c`);
+    // One emoji is one character (two UTF-16 code units).
+    expect(redactAll('key 🔑 here', ['🔑'])).toBe('key 🔑 here');
+    expect(redactAll('key 🔑🔑 here', ['🔑🔑'])).toBe(`key ${DEFAULT_MASK} here`);
   });
 
   it('masks the JSON-escaped form of a value', () => {
@@ -140,6 +164,30 @@ describe('createRedactor', () => {
     const out = redactAll('"p\\u00e4ssw\\u00f6rd"', ['pässwörd']);
 
     expect(out).toBe(`"${DEFAULT_MASK}"`);
+  });
+
+  it.each([
+    ['a \\/ escaped slash', 'https://user:pw@host/x', '"https:\\/\\/user:pw@host\\/x"'],
+    ['an astral character as a surrogate pair', 'k🔑y', '"k\\ud83d\\udd11y"'],
+    ["Go's HTML-safe escapes (kubectl -o json)", 'a<b>&c', '"a\\u003cb\\u003e\\u0026c"'],
+    ['a JSON text inside a JSON string', 'p"w\\x', '"{\\"pw\\": \\"p\\\\\\"w\\\\\\\\x\\"}"'],
+  ])('masks the JSON form with %s', (_what, secret, printed) => {
+    expect(redactAll(printed, [secret])).toMatch(/^"(\{\\"pw\\": \\")?\*{8}(\\"\})?"$/);
+  });
+
+  it('masks URL-encoded forms: encodeURIComponent, + for spaces, strict and form encoding', () => {
+    const secret = "p@ss w/rd!*~'()&=?";
+    const forms = [
+      encodeURIComponent(secret),
+      encodeURIComponent(secret).replaceAll('%20', '+'),
+      new URLSearchParams({ p: secret }).toString().slice(2),
+    ];
+
+    for (const form of forms) {
+      expect(redactAll(`GET /login?user=me&pw=${form}&next=1`, [secret])).toBe(
+        `GET /login?user=me&pw=${DEFAULT_MASK}&next=1`,
+      );
+    }
   });
 
   it('masks base64 of the value on its own', () => {
@@ -167,12 +215,51 @@ describe('createRedactor', () => {
     },
   );
 
+  it('masks base64 at every alignment, in the standard and URL-safe alphabets', () => {
+    const secret = 'k>?~ü-s3cr3t';
+    for (let prefix = 0; prefix < 6; prefix++) {
+      for (const encoding of ['base64', 'base64url'] as const) {
+        const encoded = Buffer.from(`${'x'.repeat(prefix)}${secret}zz`).toString(encoding);
+
+        const out = redactAll(encoded, [secret]);
+
+        const decoded = out.split(DEFAULT_MASK).map((part) => Buffer.from(part, encoding).toString('utf8'));
+        expect(out).toContain(DEFAULT_MASK);
+        for (const part of decoded) expect(part).not.toContain('s3cr');
+      }
+    }
+  });
+
   it('masks a value printed without its trailing newline, and each line of a multi-line value', () => {
     const key = '-----BEGIN KEY-----\nAAAAsecretline1\nBBBBsecretline2\n-----END KEY-----\n';
 
     const out = redactAll('token=hunter22;\n+ AAAAsecretline1\n  BBBBsecretline2\n', ['hunter22\n', key]);
 
     expect(out).toBe(`token=${DEFAULT_MASK};\n+ ${DEFAULT_MASK}\n  ${DEFAULT_MASK}\n`);
+  });
+
+  it('masks every line of a PEM key, headers included, with CRLF line ends too', () => {
+    const body = [
+      'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC',
+      'BKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj',
+      'MzEfYyjiWA4R4/M2bS1GB4t7NXp98C3S',
+    ];
+    const key = ['-----BEGIN RSA PRIVATE KEY-----', ...body, '-----END RSA PRIVATE KEY-----', ''].join(
+      '\r\n',
+    );
+    const printed = [
+      '-----BEGIN RSA PRIVATE KEY-----',
+      ...body.map((l) => `    ${l}`),
+      '-----END RSA PRIVATE KEY-----',
+    ];
+
+    const out = redactAll(printed.join('\n'), [key]);
+
+    expect(out.split('\n')).toEqual([DEFAULT_MASK, ...body.map(() => `    ${DEFAULT_MASK}`), DEFAULT_MASK]);
+  });
+
+  it('does not throw on a lone surrogate (no URL form exists for it)', () => {
+    expect(redactAll('x\ud800y', ['x\ud800y'])).toBe(DEFAULT_MASK);
   });
 
   it('passes everything through when there are no secrets', () => {
@@ -184,6 +271,168 @@ describe('createRedactor', () => {
 
   it('uses a custom mask', () => {
     expect(redactAll('pw=hunter22', ['hunter22'], '[redacted]')).toBe('pw=[redacted]');
+  });
+
+  it('matches the oracle with a hundred secrets and their forms (deep states, large alphabet)', () => {
+    // Code points from a wide range: too many classes for every shallow state to get a dense row.
+    const wide = fc.string({
+      unit: fc.integer({ min: 0x4e00, max: 0x4e00 + 3000 }).map((c) => String.fromCharCode(c)),
+      minLength: 2,
+      maxLength: 20,
+    });
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(secretArb, wide), { minLength: 100, maxLength: 100 }),
+        fc.array(fc.nat(99), { maxLength: 20 }),
+        noiseArb,
+        (secrets, picks, noise) => {
+          const text = picks.map((k) => `${noise}${secrets[k]}`).join(' - ');
+          expect(streamThrough(secrets, text, [7, 3, 64])).toBe(oneShot(secrets, text));
+        },
+      ),
+      { numRuns: 20 },
+    );
+  });
+});
+
+describe('shell and Python quoting, checked against the real tools', () => {
+  const values = [
+    'it\'s a "quoted" $HOME `x` back\\slash!',
+    'pässwörd/ü+&=? ;|(paren)*[x]{y}^',
+    '🔑key~tilde,comma#hash',
+  ];
+
+  /** Each value through bash and python3; returns, per value, what each tool printed. */
+  function printedBy(): string[][] {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: `${v@Q}` is bash, not a template placeholder.
+    const script = 'for v in "$@"; do printf "%q\\0" "$v"; printf "%s\\0" "${v@Q}"; done';
+    const bash = execFileSync('bash', ['-c', script, 'bash', ...values], { encoding: 'utf8' }).split('\0');
+    const python = JSON.parse(
+      execFileSync(
+        'python3',
+        [
+          '-c',
+          [
+            'import json, shlex, sys, urllib.parse as u',
+            'out = [[shlex.quote(v), repr(v), json.dumps(v), json.dumps(v, ensure_ascii=False),',
+            '        u.quote_plus(v), u.quote(v, safe="")] for v in sys.argv[1:]]',
+            'print(json.dumps(out))',
+          ].join('\n'),
+          ...values,
+        ],
+        { encoding: 'utf8' },
+      ),
+    ) as string[][];
+    return values.map((_, i) => [bash[2 * i] ?? '', bash[2 * i + 1] ?? '', ...(python[i] ?? [])]);
+  }
+
+  it('masks the text between the quotes of every form', () => {
+    const printed = printedBy();
+    values.forEach((value, i) => {
+      const forms = printed[i] ?? [];
+      expect(forms).toHaveLength(8);
+      for (const form of forms) {
+        const quote = /^['"]/.test(form) && form.endsWith(form.charAt(0)) ? form.charAt(0) : '';
+
+        const out = redactAll(`cmd --password ${form} --next`, [value]);
+
+        expect({ form, out }).toEqual({ form, out: `cmd --password ${quote}${DEFAULT_MASK}${quote} --next` });
+      }
+    });
+  });
+});
+
+describe('compileRedaction', () => {
+  it('makes independent redactors from one compilation', () => {
+    const compiled = compileRedaction(['hunter22']);
+    const a = compiled.redactor();
+    const b = compiled.redactor('#');
+
+    const outA = a.push('x hun');
+    const outB = b.push('y hunter22 z');
+
+    expect([outA, outB, a.push('ter22 w') + a.flush(), b.flush()]).toEqual([
+      'x ',
+      'y # z',
+      `${DEFAULT_MASK} w`,
+      '',
+    ]);
+    expect(compiled.redact('pw=hunter22')).toBe(`pw=${DEFAULT_MASK}`);
+  });
+});
+
+describe('safeRedactor', () => {
+  /** Works for `goodCalls` pushes, then throws an error that quotes its input (as a careless one might). */
+  function failingAfter(goodCalls: number): Redactor {
+    let calls = 0;
+    return {
+      push(chunk) {
+        calls++;
+        if (calls > goodCalls) throw new Error(`cannot redact ${chunk}`);
+        return chunk.toUpperCase();
+      },
+      flush() {
+        throw new Error('flush failed');
+      },
+    };
+  }
+
+  it('withholds the rest of the stream once the redactor throws, and drops the error', () => {
+    const r = safeRedactor(failingAfter(1));
+
+    const outputs = [r.push('fine '), r.push('s3cret-1 '), r.push('s3cret-2'), r.flush()];
+
+    expect(outputs).toEqual(['FINE ', `${REDACTOR_FAILED}\n`, '', '']);
+    expect(outputs.join('')).not.toContain('s3cret');
+    expect(r.failed).toBe(true);
+  });
+
+  it('withholds when flush throws, with the notice the caller chose', () => {
+    const r = safeRedactor(failingAfter(5), '[withheld]');
+
+    expect([r.push('a'), r.failed, r.flush(), r.failed, r.push('b')]).toEqual([
+      'A',
+      false,
+      '[withheld]',
+      true,
+      '',
+    ]);
+  });
+
+  it('passes a working redactor through untouched', () => {
+    const r = safeRedactor(createRedactor(['hunter22']));
+
+    expect(r.push('pw hunter') + r.push('22 ok') + r.flush()).toBe(`pw ${DEFAULT_MASK} ok`);
+    expect(r.failed).toBe(false);
+  });
+});
+
+describe('kubeconfigSecrets', () => {
+  it('finds tokens, passwords and client keys in YAML (block and flow) and JSON kubeconfigs', () => {
+    const key = '-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIGxk\n-----END EC PRIVATE KEY-----\n';
+    const keyData = Buffer.from(key).toString('base64');
+    const yaml = [
+      'users:',
+      '- name: a',
+      '  user:',
+      '    token: eyJhbGciOi.abc-def_ghi',
+      `    client-key-data: ${keyData}`,
+      '- name: b',
+      "  user: {password: 'it''s', username: admin}",
+      '- name: c',
+      '  user:',
+      '    auth-provider:',
+      '      config: {id-token: "idt-123", refresh-token: rft-456}',
+      '    tokenFile: /var/run/token',
+    ].join('\n');
+    const json = JSON.stringify({ users: [{ name: 'd', user: { token: 'json-tok-789' } }] });
+
+    expect(kubeconfigSecrets(yaml)).toEqual(
+      expect.arrayContaining(['eyJhbGciOi.abc-def_ghi', keyData, key, "it's", 'idt-123', 'rft-456']),
+    );
+    expect(kubeconfigSecrets(yaml)).not.toContain('/var/run/token');
+    expect(kubeconfigSecrets(yaml)).not.toContain('admin');
+    expect(kubeconfigSecrets(json)).toEqual(['json-tok-789']);
   });
 });
 
