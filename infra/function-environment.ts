@@ -22,6 +22,9 @@ export interface FunctionEnvironmentInputs {
   readonly perRunFamilyPrefix: string;
 }
 
+/** Where values minted for one run live (kubeconfig tokens, checked-out logins): under the environment's prefix. */
+export const runSecretsPrefix = (secretsPrefix: string): string => `${secretsPrefix}runs/`;
+
 /** Settings are strings in the environment: lists comma-joined, which loadSettings splits again. */
 function settingValue(value: unknown): string {
   if (Array.isArray(value)) return value.map(String).join(',');
@@ -55,6 +58,7 @@ export function functionEnvironment(inputs: FunctionEnvironmentInputs): Record<s
     ECS_CONTAINER_NAME: inputs.containerName,
     ECS_LOG_STREAM_PREFIX: inputs.logStreamPrefix,
     ECS_TASK_FAMILY_PREFIX: inputs.perRunFamilyPrefix,
+    RUN_SECRETS_PREFIX: runSecretsPrefix(inputs.config.secretsPrefix),
     LOG_LEVEL: 'INFO',
   };
   for (const [key, value] of Object.entries(settings)) {

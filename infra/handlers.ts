@@ -18,7 +18,9 @@ export type Access =
   | 'ecs:cleanup'
   | 'secrets:describe'
   /** GetSecretValue under the secrets prefix: values for ACI/Kubernetes tasks, SSH keys, kubeconfigs, the Password Safe key. */
-  | 'secrets:read';
+  | 'secrets:read'
+  /** Create, update and delete the per-run secrets under `<secretsPrefix>runs/` (values minted at launch). */
+  | 'secrets:run-values';
 
 export interface HandlerSpec {
   /** Project-relative module whose `handler` export is the Lambda handler. */
@@ -77,6 +79,7 @@ export const WORKER_HANDLERS = {
       'ecs:cleanup',
       'secrets:describe',
       'secrets:read',
+      'secrets:run-values',
     ],
     timeoutSeconds: DISPATCHER_TIMEOUT_SECONDS,
   },
@@ -89,19 +92,19 @@ export const WORKER_HANDLERS = {
   EcsTaskStateChange: {
     entry: 'functions/status-sync/ecs-task-state-change.ts',
     description: 'Applies ECS task state changes to runs',
-    access: [...WRITE, 'ecs:cleanup'],
+    access: [...WRITE, 'ecs:cleanup', 'secrets:run-values'],
     timeoutSeconds: 30,
   },
   ReconcileRuns: {
     entry: 'functions/status-sync/reconcile-runs.ts',
     description: 'Settles runs whose events were missed and times out runs past their deadline',
-    access: [...WRITE, 'dispatch:send', 'ecs:observe', 'ecs:cleanup'],
+    access: [...WRITE, 'dispatch:send', 'ecs:observe', 'ecs:cleanup', 'secrets:run-values'],
     timeoutSeconds: 300,
   },
   PollBackends: {
     entry: 'functions/status-sync/poll-backends.ts',
     description: 'Polls ACI, Cloud Run and Kubernetes runs for their status every few seconds',
-    access: [...WRITE, 'secrets:read'],
+    access: [...WRITE, 'secrets:read', 'secrets:run-values'],
     // Started every minute; sweeps until 10 s before this timeout.
     timeoutSeconds: 60,
   },

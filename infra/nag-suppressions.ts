@@ -3,6 +3,7 @@ import { Validations } from 'aws-cdk-lib';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
 import type { IConstruct } from 'constructs';
 import { secretArnsUnder } from './constructs/runners.ts';
+import { runSecretsPrefix } from './function-environment.ts';
 import type { Access } from './handlers.ts';
 import type { ControlPlaneStack } from './stacks/control-plane-stack.ts';
 
@@ -72,6 +73,14 @@ export function applyNagSuppressions(stack: ControlPlaneStack): void {
     }
     const reasons = [...access].flatMap((a) => anyResourceReasons[a] ?? []);
     if (reasons.length > 0) ack(handler.role, ANY_RESOURCE, reasons.join('. '));
+    if (access.has('secrets:run-values')) {
+      ack(
+        handler.role,
+        wildcard(secretArnsUnder(stack, runSecretsPrefix(stack.config.secretsPrefix))),
+        'Per-run secrets (values minted at launch: token-prepared kubeconfigs, checked-out logins) are named ' +
+          'after run ids, unknown at deploy time; create/update/delete only under the runs/ prefix',
+      );
+    }
     if (access.has('secrets:describe') || access.has('secrets:read')) {
       ack(
         handler.role,

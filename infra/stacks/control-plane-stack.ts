@@ -23,7 +23,7 @@ import {
   secretArnsUnder,
 } from '../constructs/runners.ts';
 import { WorkQueues } from '../constructs/work-queues.ts';
-import { functionEnvironment, METRIC_NAMESPACE } from '../function-environment.ts';
+import { functionEnvironment, METRIC_NAMESPACE, runSecretsPrefix } from '../function-environment.ts';
 import {
   type Access,
   API_HANDLERS,
@@ -294,6 +294,18 @@ export class ControlPlaneStack extends Stack {
           new PolicyStatement({
             actions: ['secretsmanager:DescribeSecret'],
             resources: [secretArnsUnder(this, this.config.secretsPrefix)],
+          }),
+        ),
+      'secrets:run-values': () =>
+        fn.role.addToPrincipalPolicy(
+          new PolicyStatement({
+            actions: [
+              'secretsmanager:CreateSecret',
+              'secretsmanager:PutSecretValue',
+              'secretsmanager:DeleteSecret',
+              'secretsmanager:TagResource',
+            ],
+            resources: [secretArnsUnder(this, runSecretsPrefix(this.config.secretsPrefix))],
           }),
         ),
       'secrets:read': () =>

@@ -6,9 +6,17 @@ import { ECSClient } from '@aws-sdk/client-ecs';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { ContainerInstanceManagementClient } from '@azure/arm-containerinstance';
+import { ExecutionsClient, JobsClient, TasksClient } from '@google-cloud/run';
+import { GoogleAuth } from 'google-auth-library';
 import { z } from 'zod';
 import type { ApiDeps } from '../../functions/api/deps.ts';
+import { AciNotConfiguredError } from '../adapters/aci/errors.ts';
+import { AciLauncher, aciOptionsFromSettings } from '../adapters/aci/launcher.ts';
+import { CloudRunNotConfiguredError } from '../adapters/cloud-run/errors.ts';
+import { CloudRunLauncher, cloudRunOptionsFromSettings } from '../adapters/cloud-run/launcher.ts';
 import { awslogsStreamName, CloudWatchLogReader } from '../adapters/cloudwatch-logs/log-reader.ts';
+import { CloudClusterAuth } from '../adapters/cluster-auth/cluster-auth.ts';
 import { DynamoLogStore } from '../adapters/dynamodb/log-store.ts';
 import { DynamoRunStore } from '../adapters/dynamodb/run-store.ts';
 import { parseEcsHandle } from '../adapters/ecs/handle.ts';
@@ -16,8 +24,11 @@ import { EcsLauncher, ecsNetworkFromSettings } from '../adapters/ecs/launcher.ts
 import { describeSecretArn } from '../adapters/ecs/secret-arn.ts';
 import { RelayLauncher } from '../adapters/relay/relay-launcher.ts';
 import { S3AssetStore } from '../adapters/s3/asset-store.ts';
+import { SecretsManagerRunSecrets } from '../adapters/secrets-manager/run-secrets.ts';
+import { SecretsManagerSecretSource } from '../adapters/secrets-manager/secret-source.ts';
 import { SqsWorkQueue } from '../adapters/sqs/work-queue.ts';
 import type { AppDeps, RelayAvailability } from '../app/deps.ts';
+import { lazyPasswordSafe } from '../app/lazy-broker.ts';
 import { prepareTask } from '../app/task-prep.ts';
 import { loadSettings, type Settings } from '../config/settings.ts';
 import { type FieldError, SettingsInvalidError } from '../domain/errors.ts';
@@ -86,6 +97,13 @@ export const AwsEnvironmentSchema = z.object({
   ECS_CONTAINER_NAME: optional(z.string().min(1)).transform((v) => v ?? 'runner'),
   /** The awslogs `streamPrefix` of the runner container: streams are `<prefix>/<container>/<task id>`. */
   ECS_LOG_STREAM_PREFIX: optional(z.string().min(1)).transform((v) => v ?? 'run'),
+  /**
+   * Secrets Manager name prefix for values minted for one run (token-prepared
+   * kubeconfigs, checked-out logins); unset, ECS refuses runs that need them.
+   */
+  RUN_SECRETS_PREFIX: optional(
+    z.string().regex(/^[A-Za-z0-9/_+=.@-]{1,400}$/, 'must be a Secrets Manager name prefix'),
+  ),
   /** Family prefix of the per-run task definitions (runs with secrets); the launcher's default when unset. */
   ECS_TASK_FAMILY_PREFIX: optional(
     z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, 'must be letters, digits, - and _'),
@@ -170,6 +188,10 @@ interface LauncherContext {
   readonly logs: LogReader;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** Secret values, for backends that take values (ACI, Kubernetes) and for connection material. */
+  readonly secrets: SecretSource;
+  /** What prepareTask needs beyond the stores: token preparation and just-in-time checkouts. */
+  readonly material: Pick<Parameters<typeof prepareTask>[0], 'settings' | 'clusterAuth' | 'credentials'>;
 }
 
 /** A backend as this deployment runs it. */
@@ -207,7 +229,7 @@ const launcherFactories: Partial<Record<Runner, LauncherFactory>> = {
             }),
           ),
         },
-  ecs: ({ env, settings, clients, store, assets, logs }) => {
+  ecs: ({ env, settings, clients, store, assets, logs, secrets, material }) => {
     const cluster = settings.ansible_ecs_cluster;
     const network = ecsNetworkFromSettings(settings);
     const definitions = env.ECS_TASK_DEFINITIONS ?? {};
@@ -227,10 +249,19 @@ const launcherFactories: Partial<Record<Runner, LauncherFactory>> = {
         taskDefinitions: definitions,
         containerName: container,
         network,
-        // ECS fetches secret values itself, with the task's execution role: the dispatcher may only describe them.
+        // ECS fetches stored secrets itself, with the task's execution role: the dispatcher only describes them.
+        // Reading stays possible for material minted here (an EKS kubeconfig needs the stored one first).
         prepare: (run) =>
-          prepareTask({ store, assets, secrets: NO_SECRET_VALUES }, run, { resolveSecrets: false }),
+          prepareTask({ store, assets, secrets, ...material }, run, { resolveSecrets: false }),
         secretArn: describeSecretArn(clients.secretsManager),
+        ...(env.RUN_SECRETS_PREFIX === undefined
+          ? {}
+          : {
+              runSecrets: new SecretsManagerRunSecrets({
+                client: clients.secretsManager,
+                prefix: env.RUN_SECRETS_PREFIX,
+              }),
+            }),
         logs,
         ...(env.ECS_TASK_FAMILY_PREFIX === undefined
           ? {}
@@ -244,15 +275,85 @@ const launcherFactories: Partial<Record<Runner, LauncherFactory>> = {
       },
     };
   },
+  aci: ({ env, settings, clients, store, assets, clock, secrets, material }) => {
+    let aci: ReturnType<typeof aciOptionsFromSettings>;
+    try {
+      aci = aciOptionsFromSettings(settings);
+    } catch (error) {
+      if (error instanceof AciNotConfiguredError) return { unavailable: error.message };
+      throw error;
+    }
+    if (aci === undefined)
+      return { unavailable: 'ACI is not configured in this deployment (azure_resource_group not set)' };
+    const registry = aci.registry;
+    return {
+      launcher: new AciLauncher({
+        // Service principal, workload identity federation or managed identity, from AZURE_* variables.
+        aci: new ContainerInstanceManagementClient(azureCredential(), aci.subscriptionId),
+        resourceGroup: aci.resourceGroup,
+        location: aci.location,
+        subnetIds: aci.subnetIds,
+        ...(registry === undefined
+          ? {}
+          : {
+              registry: {
+                server: registry.server,
+                username: registry.username,
+                password: () => secrets.get(registry.passwordSecret),
+              },
+            }),
+        // ACI takes values (secureValue), not references: the dispatcher resolves them.
+        prepare: (run) => prepareTask({ store, assets, secrets, ...material }, run),
+        archive: new DynamoLogStore({
+          client: clients.dynamodb,
+          tableName: env.LOGS_TABLE ?? env.RUNS_TABLE,
+          clock,
+        }),
+        clock,
+      }),
+    };
+  },
+  gcp: ({ settings, store, assets, secrets, material }) => {
+    let gcp: ReturnType<typeof cloudRunOptionsFromSettings>;
+    try {
+      gcp = cloudRunOptionsFromSettings(settings);
+    } catch (error) {
+      if (error instanceof CloudRunNotConfiguredError) return { unavailable: error.message };
+      throw error;
+    }
+    const auth = googleAuth();
+    return {
+      launcher: new CloudRunLauncher({
+        ...gcp,
+        jobs: new JobsClient({ fallback: true, auth }),
+        executions: new ExecutionsClient({ fallback: true, auth }),
+        tasks: new TasksClient({ fallback: true, auth }),
+        http: auth,
+        // Cloud Run resolves stored secrets from Secret Manager itself; only minted material reaches secretEnv.
+        prepare: (run) =>
+          prepareTask({ store, assets, secrets, ...material }, run, { resolveSecrets: false }),
+      }),
+    };
+  },
 };
 
-/** `prepareTask` with `resolveSecrets: false` never asks; should it ever, the answer is no rather than a value. */
-const NO_SECRET_VALUES: SecretSource = {
-  get: (name) =>
-    Promise.reject(
-      new Error(`Secret ${name}: the ECS launcher must not read secret values (ECS resolves them)`),
-    ),
+let sharedGoogleAuth: GoogleAuth | undefined;
+/** Application Default Credentials (on Lambda: GOOGLE_APPLICATION_CREDENTIALS → workload identity federation). */
+const googleAuth = (): GoogleAuth => {
+  sharedGoogleAuth ??= new GoogleAuth({ scopes: ['https://www.googleapis.com/auth/cloud-platform'] });
+  return sharedGoogleAuth;
 };
+
+/** `DefaultAzureCredential`, loaded on first use: @azure/identity is heavy and most deployments have no ACI. */
+function azureCredential(): import('@azure/core-auth').TokenCredential {
+  let loaded: Promise<import('@azure/core-auth').TokenCredential> | undefined;
+  return {
+    getToken: async (scopes, options) => {
+      loaded ??= import('@azure/identity').then((m) => new m.DefaultAzureCredential());
+      return (await loaded).getToken(scopes, options);
+    },
+  };
+}
 
 export interface AwsDeps extends AppDeps {
   /** Claims made by this process name it: `lambda:<function>:<cold start id>`. */
@@ -306,7 +407,25 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
     prefix: env.ASSET_PREFIX ?? '',
   });
 
-  const context: LauncherContext = { env, settings, clients, store, assets, logs, clock, logger };
+  const secrets = new SecretsManagerSecretSource({ client: clients.secretsManager, clock });
+  const credentials = lazyPasswordSafe(settings, secrets);
+  const material = {
+    settings,
+    clusterAuth: new CloudClusterAuth({ clock }),
+    ...(credentials === undefined ? {} : { credentials }),
+  };
+  const context: LauncherContext = {
+    env,
+    settings,
+    clients,
+    store,
+    assets,
+    logs,
+    clock,
+    logger,
+    secrets,
+    material,
+  };
   const launchers: Record<string, Launcher> = {};
   const unavailable: Partial<Record<Runner, string>> = {};
   for (const [runner, factory] of Object.entries(launcherFactories) as [Runner, LauncherFactory][]) {
@@ -335,6 +454,7 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
     clock,
     newId: () => newId(clock.nowMs()),
     logger,
+    ...(credentials === undefined ? {} : { credentials }),
     ownerId: `lambda:${env.AWS_LAMBDA_FUNCTION_NAME ?? 'remote-worker'}:${randomUUID().slice(0, 8)}`,
     ecsContainerName: env.ECS_CONTAINER_NAME,
     unavailable,

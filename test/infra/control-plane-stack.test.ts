@@ -239,6 +239,7 @@ describe.each(['dev', 'prod'])('ControlPlaneStack (%s)', (envName) => {
             'LOG_LEVEL',
             'RELAY_QUEUE_URL',
             'RUNS_TABLE',
+            'RUN_SECRETS_PREFIX',
           ].sort(),
         );
         // Nothing the composition root would ignore: every variable is one its schema reads.

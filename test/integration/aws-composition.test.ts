@@ -10,6 +10,7 @@ import {
 import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DescribeTasksCommand, ECSClient } from '@aws-sdk/client-ecs';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CreateQueueCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -157,6 +158,10 @@ beforeAll(async () => {
   s3.destroy();
 
   const network = await setUpEcsRunner(ecs, moto().endpoint, names);
+  // The SSH key of AWS VMs (ansible_ssh_key_sm_name): the task gets it by reference.
+  const secretsManager = new SecretsManagerClient(moto().clientConfig());
+  await secretsManager.send(new CreateSecretCommand({ Name: 'rw/ssh-key', SecretString: 'ssh-key-canary' }));
+  secretsManager.destroy();
 
   // The environment the CDK stack gives every function, pointed at moto through AWS_ENDPOINT_URL.
   for (const [key, value] of Object.entries({
@@ -178,6 +183,7 @@ beforeAll(async () => {
     ANSIBLE_ECS_SUBNET_ID: network.subnet,
     ANSIBLE_ECS_SECURITY_GROUP_IDS: network.securityGroup,
     ANSIBLE_ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
+    ANSIBLE_SSH_KEY_SM_NAME: 'rw/ssh-key',
   })) {
     vi.stubEnv(key, value);
   }
@@ -299,7 +305,8 @@ describe('Lambda handlers in AWS mode', () => {
     expect(tasks[0]).toMatchObject({
       startedBy: `rw/${run.id}/1`,
       group: `rw:${run.id}:1`,
-      taskDefinitionArn: expect.stringContaining(`:task-definition/${names.family}:`),
+      // Its own revision: the shared definition plus the SSH key as a secret reference.
+      taskDefinitionArn: expect.stringContaining(`:task-definition/remote-worker-test-run-${run.id}:`),
     });
     const overrides = tasks[0]?.overrides?.containerOverrides ?? [];
     expect(overrides.map((o) => o.name)).toEqual(['runner']);

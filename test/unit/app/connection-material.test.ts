@@ -162,9 +162,7 @@ describe('connection material in prepared tasks', () => {
   });
 
   it('keeps an on-prem kubeconfig as stored, and refuses a cluster with no credentialsRef', async () => {
-    const run = await runFor(cluster('k3s'), 'k8s_op', {
-      operation: { tool: 'kubectl', action: 'get', resource: 'pods' } as Run['operation'],
-    } as Partial<Run>);
+    const run = await runFor(cluster('k3s'), 'k8s_op', { operation: { action: 'apply' } });
     const task = await prepareTask(deps(), run);
     expect(prepared).toEqual([]);
     expect(task.secretEnv.KUBECONFIG).toBe(KUBECONFIG);
