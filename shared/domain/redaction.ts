@@ -32,7 +32,9 @@
  *     `printf %q`, and Python-repr-escaped; and these again JSON-escaped;
  *   - URL-encoded as `encodeURIComponent`, as RFC 3986 strict (also
  *     `!'()*`: Python's `quote_plus`) and as WHATWG form encoding (`!'()~`
- *     but not `*`: `URLSearchParams`), each with `%20` and with `+` for spaces;
+ *     but not `*`: `URLSearchParams`), and the first two again with `/`
+ *     left as is (Python's `quote`, Jinja's and Ansible's `urlencode`), each
+ *     with `%20` and with `+` for spaces;
  *   - base64 of the value and of its trimmed form at each of the three byte
  *     alignments it can have inside a longer base64 text (an HTTP basic-auth
  *     header is base64 of `user:password`), standard and URL-safe alphabet.
@@ -262,7 +264,11 @@ function urlForms(value: string): string[] {
   const percent = (c: string): string => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`;
   const strict = component.replace(/[!'()*]/g, percent);
   const form = component.replace(/[!'()~]/g, percent);
-  return [component, strict, form].flatMap((encoded) => [encoded, encoded.replaceAll('%20', '+')]);
+  // Python's `quote` (and Jinja's `urlencode`, Ansible's filter) keep `/` as is by default.
+  const path = strict.replaceAll('%2F', '/');
+  return [...new Set([component, strict, form, path, component.replaceAll('%2F', '/')])].flatMap(
+    (encoded) => [encoded, encoded.replaceAll('%20', '+')],
+  );
 }
 
 /**
