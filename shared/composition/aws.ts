@@ -7,6 +7,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { ContainerInstanceManagementClient } from '@azure/arm-containerinstance';
+import type { TokenCredential } from '@azure/identity';
 import { ExecutionsClient, JobsClient, TasksClient } from '@google-cloud/run';
 import { GoogleAuth } from 'google-auth-library';
 import { z } from 'zod';
@@ -16,6 +17,7 @@ import { AciLauncher, aciOptionsFromSettings } from '../adapters/aci/launcher.ts
 import { CloudRunNotConfiguredError } from '../adapters/cloud-run/errors.ts';
 import { CloudRunLauncher, cloudRunOptionsFromSettings } from '../adapters/cloud-run/launcher.ts';
 import { awslogsStreamName, CloudWatchLogReader } from '../adapters/cloudwatch-logs/log-reader.ts';
+import { defaultAzureCredential } from '../adapters/cluster-auth/aks-token.ts';
 import { CloudClusterAuth } from '../adapters/cluster-auth/cluster-auth.ts';
 import { DynamoLogStore } from '../adapters/dynamodb/log-store.ts';
 import { DynamoRunStore } from '../adapters/dynamodb/run-store.ts';
@@ -41,6 +43,7 @@ import type { Launcher, Launchers } from '../ports/launcher.ts';
 import type { LogReader } from '../ports/log-store.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
+import { buildKubernetesLauncher } from './kubernetes.ts';
 
 /** Unset and empty are the same for an optional variable: `FOO=` in a template must not count as a value. */
 const optional = <T extends z.ZodType>(schema: T) =>
@@ -313,6 +316,19 @@ const launcherFactories: Partial<Record<Runner, LauncherFactory>> = {
       }),
     };
   },
+  kubernetes: ({ env, settings, clients, store, assets, clock, secrets, material }) =>
+    // Lambda is never in a cluster: kubernetes_kubeconfig must name a kubeconfig file (token or certificate, no exec).
+    buildKubernetesLauncher({
+      settings,
+      env: {},
+      archive: new DynamoLogStore({
+        client: clients.dynamodb,
+        tableName: env.LOGS_TABLE ?? env.RUNS_TABLE,
+        clock,
+      }),
+      clock,
+      prepare: (run) => prepareTask({ store, assets, secrets, ...material }, run),
+    }),
   gcp: ({ settings, store, assets, secrets, material }) => {
     let gcp: ReturnType<typeof cloudRunOptionsFromSettings>;
     try {
@@ -345,15 +361,9 @@ const googleAuth = (): GoogleAuth => {
 };
 
 /** `DefaultAzureCredential`, loaded on first use: @azure/identity is heavy and most deployments have no ACI. */
-function azureCredential(): import('@azure/core-auth').TokenCredential {
-  let loaded: Promise<import('@azure/core-auth').TokenCredential> | undefined;
-  return {
-    getToken: async (scopes, options) => {
-      loaded ??= import('@azure/identity').then((m) => new m.DefaultAzureCredential());
-      return (await loaded).getToken(scopes, options);
-    },
-  };
-}
+const azureCredential = (): TokenCredential => ({
+  getToken: async (scopes, options) => (await defaultAzureCredential()).getToken(scopes, options),
+});
 
 export interface AwsDeps extends AppDeps {
   /** Claims made by this process name it: `lambda:<function>:<cold start id>`. */

@@ -6,6 +6,7 @@ import { API_ROUTES } from '../../functions/api/routes.ts';
 import { makeDispatchRuns } from '../../functions/dispatcher/dispatch-runs.ts';
 import { makeSettleDeadLetters } from '../../functions/dispatcher/settle-dead-letters.ts';
 import { RelayAgent } from '../../runners/relay/agent.ts';
+import { CloudClusterAuth } from '../adapters/cluster-auth/cluster-auth.ts';
 import { LocalAssetStore } from '../adapters/local/asset-store.ts';
 import { FileSecretSource } from '../adapters/local/secret-source.ts';
 import { RelayLauncher } from '../adapters/relay/relay-launcher.ts';
@@ -14,13 +15,22 @@ import { SqliteLogStore } from '../adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../adapters/sqlite/run-store.ts';
 import { SqliteWorkQueue } from '../adapters/sqlite/work-queue.ts';
 import type { AppDeps } from '../app/deps.ts';
+import { lazyPasswordSafe } from '../app/lazy-broker.ts';
+import { BackendPoller } from '../app/poll-backends.ts';
 import { reconcileRuns } from '../app/reconcile.ts';
+import { prepareTask } from '../app/task-prep.ts';
+import {
+  buildKubernetesLauncher,
+  collectKubernetesOrphans,
+  usesKubernetesRunner,
+} from '../composition/kubernetes.ts';
 import { loadSettings } from '../config/settings.ts';
 import type { HttpHandler } from '../http/handler.ts';
 import { newId } from '../ids.ts';
 import type { Clock } from '../ports/clock.ts';
 import { systemClock } from '../ports/clock.ts';
 import type { Executor } from '../ports/executor.ts';
+import type { Launchers } from '../ports/launcher.ts';
 import { bearerAuthenticator, ensureToken } from './auth-token.ts';
 import { chooseExecutor } from './executor-choice.ts';
 import { createApiServer } from './http-server.ts';
@@ -109,13 +119,34 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
         assetRoot: resolve(cwd, settings.local_storage_path),
       });
 
+  const clusterAuth = new CloudClusterAuth({ clock });
+  const credentials = lazyPasswordSafe(settings, secrets);
+  const material = { settings, clusterAuth, ...(credentials === undefined ? {} : { credentials }) };
+  const launchers: Launchers =
+    choice.executor === undefined ? {} : { local: new RelayLauncher(relayQueue, logs) };
+  if (usesKubernetesRunner(settings)) {
+    const built = buildKubernetesLauncher({
+      settings,
+      env,
+      archive: logs,
+      clock,
+      prepare: (run) => prepareTask({ store, assets, secrets, clock, ...material }, run),
+    });
+    if ('launcher' in built) {
+      launchers.kubernetes = built.launcher;
+      await collectKubernetesOrphans(built.launcher, store, logger);
+    } else {
+      logger.warn('the kubernetes runner is selected but not available', { reason: built.unavailable });
+    }
+  }
+
   const deps: AppDeps = {
     store,
     dispatchQueue,
     logs,
     assets,
     settings,
-    launchers: choice.executor === undefined ? {} : { local: new RelayLauncher(relayQueue, logs) },
+    launchers,
     relay:
       choice.executor === undefined
         ? { available: false, reason: choice.reason ?? 'no executor is available' }
@@ -123,6 +154,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     clock,
     newId: () => newId(clock.nowMs()),
     logger,
+    ...(credentials === undefined ? {} : { credentials }),
   };
   const apiDeps = { ...deps, authenticate: bearerAuthenticator(token), logger };
   const handlers: Record<string, HttpHandler> = {};
@@ -164,6 +196,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
       workRoot: join(dataDir, 'work'),
       concurrency: settings.relay_concurrency,
       pollWaitSeconds: 1,
+      ...material,
     });
     await relay.start();
   }
@@ -174,6 +207,26 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     );
   const reconcileTimer = setInterval(reconcile, (options.reconcileEverySeconds ?? 15) * 1000);
   reconcileTimer.unref();
+
+  // Backends without push events (Kubernetes here) are polled every poll_interval_seconds.
+  const poller = new BackendPoller(deps, {
+    intervalSeconds: settings.poll_interval_seconds,
+    statusUnknownGraceSeconds: settings.status_unknown_grace_seconds,
+    missingGraceSeconds: Math.max(120, 10 * settings.poll_interval_seconds),
+    cancelGraceSeconds: settings.cleanup_grace_seconds,
+  });
+  let polling: Promise<unknown> | undefined;
+  const pollTimer = poller.hasWork
+    ? setInterval(() => {
+        polling ??= poller
+          .sweep()
+          .catch((error: unknown) => logger.error('poll failed', { error: error as Error }))
+          .finally(() => {
+            polling = undefined;
+          });
+      }, settings.poll_interval_seconds * 1000)
+    : undefined;
+  pollTimer?.unref();
 
   logger.info('local mode started', { url, dataDir, executor: choice.executor?.name ?? 'none' });
 
@@ -186,6 +239,8 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     logger,
     async close({ drainMs = 10_000 } = {}) {
       clearInterval(reconcileTimer);
+      if (pollTimer !== undefined) clearInterval(pollTimer);
+      await polling;
       await new Promise<void>((ok) => {
         server.close(() => ok());
         server.closeAllConnections();
