@@ -14,6 +14,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { CloudClusterAuth } from '../../shared/adapters/cluster-auth/cluster-auth.ts';
 import { DynamoLogStore } from '../../shared/adapters/dynamodb/log-store.ts';
 import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
 import { LocalAssetStore } from '../../shared/adapters/local/asset-store.ts';
@@ -21,6 +22,8 @@ import { DockerExecutor, dockerAvailable } from '../../shared/adapters/relay/doc
 import { ProcessExecutor } from '../../shared/adapters/relay/process-executor.ts';
 import { SecretsManagerSecretSource } from '../../shared/adapters/secrets-manager/secret-source.ts';
 import { SqsWorkQueue } from '../../shared/adapters/sqs/work-queue.ts';
+import { lazyPasswordSafe } from '../../shared/app/lazy-broker.ts';
+import { loadSettings, type Settings } from '../../shared/config/settings.ts';
 import { NotFoundError } from '../../shared/domain/errors.ts';
 import type { AssetStore } from '../../shared/ports/asset-store.ts';
 import { type Clock, systemClock } from '../../shared/ports/clock.ts';
@@ -92,20 +95,31 @@ export async function awsAdapters(config: RelayConfig, logger: Logger): Promise<
  * const agent = buildRelay(loadRelayConfig(process.env), adapters, logger);
  * await agent.start();
  */
-export function buildRelay(config: RelayConfig, adapters: RelayAdapters, logger: Logger): RelayAgent {
+export function buildRelay(
+  config: RelayConfig,
+  adapters: RelayAdapters,
+  logger: Logger,
+  /** SSH key names, the Portainer connection and Password Safe (the same keys as the control plane). */
+  settings?: Settings,
+): RelayAgent {
+  const secrets = scopedSecrets(adapters.secrets, config.secretPrefix);
+  const credentials = settings === undefined ? undefined : lazyPasswordSafe(settings, secrets);
   return new RelayAgent({
     id: config.relayId,
     store: adapters.store,
     queue: adapters.queue,
     logs: adapters.logs,
     executor: adapters.executor,
-    secrets: scopedSecrets(adapters.secrets, config.secretPrefix),
+    secrets,
     assets: adapters.assets,
     clock: adapters.clock ?? systemClock,
     logger,
     workRoot: config.workDir,
     concurrency: config.concurrency,
     pollWaitSeconds: config.pollWaitSeconds,
+    clusterAuth: new CloudClusterAuth({ clock: adapters.clock ?? systemClock }),
+    ...(settings === undefined ? {} : { settings }),
+    ...(credentials === undefined ? {} : { credentials }),
   });
 }
 
@@ -118,9 +132,10 @@ export async function runRelay(
   options: { readonly adapters?: RelayAdapters } = {},
 ): Promise<number> {
   const config = loadRelayConfig(env);
+  const settings = loadSettings({ env });
   const logger = new Logger({ serviceName: 'remote-worker-relay', logLevel: config.logLevel });
   const adapters = options.adapters ?? (await awsAdapters(config, logger));
-  const agent = buildRelay(config, adapters, logger);
+  const agent = buildRelay(config, adapters, logger, settings);
   await agent.start();
   logger.info('relay started', {
     relayId: config.relayId,
