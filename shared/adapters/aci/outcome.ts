@@ -1,4 +1,8 @@
+import { exitCodeMeaning } from '../../domain/exit-codes.ts';
 import type { BackendStatus } from '../../ports/launcher.ts';
+
+/** The likely cause of a SIGKILL on this backend. */
+const SIGKILL = 'killed by SIGKILL, often out of memory or a stop';
 
 /**
  * Turns what ARM says about a container group into a BackendStatus. Pure,
@@ -49,24 +53,6 @@ const MAX_REASON = 500;
 const clip = (text: string): string =>
   text.length <= MAX_REASON ? text : `${text.slice(0, MAX_REASON - 1)}…`;
 
-/** Exit codes with a meaning of their own: the task shim's (runners/shim/main.ts) and signals. */
-function exitCodeMeaning(code: number): string | undefined {
-  switch (code) {
-    case 124:
-      return 'the run hit its timeout inside the task';
-    case 125:
-      return 'the task shim failed before the tool ran';
-    case 127:
-      return 'the tool could not be started';
-    case 137:
-      return 'killed by SIGKILL, often out of memory or a stop';
-    case 143:
-      return 'terminated by SIGTERM';
-    default:
-      return code > 128 && code < 160 ? `killed by signal ${code - 128}` : undefined;
-  }
-}
-
 /** ACI's `detailStatus` words that say nothing the exit code does not. */
 const GENERIC_DETAIL = new Set(['', 'completed', 'error', 'terminated']);
 
@@ -93,7 +79,7 @@ function terminated(exitCode: number | undefined, detailStatus: string | undefin
     };
   }
   if (exitCode === 0) return { state: 'exited', exitCode };
-  const meaning = exitCodeMeaning(exitCode);
+  const meaning = exitCodeMeaning(exitCode, SIGKILL);
   return {
     state: 'exited',
     exitCode,

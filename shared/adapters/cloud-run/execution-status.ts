@@ -1,5 +1,9 @@
 import type { protos } from '@google-cloud/run';
+import { exitCodeMeaning } from '../../domain/exit-codes.ts';
 import type { BackendStatus } from '../../ports/launcher.ts';
+
+/** The likely cause of a SIGKILL on this backend. */
+const SIGKILL = 'killed by SIGKILL, often out of memory or the task timeout';
 
 type Execution = protos.google.cloud.run.v2.IExecution;
 type Condition = protos.google.cloud.run.v2.ICondition;
@@ -72,24 +76,6 @@ export function taskFacts(tasks: readonly Task[]): TaskFacts | undefined {
   };
 }
 
-/** Exit codes with a meaning of their own: the task shim's (runners/shim/main.ts) and signals. */
-function exitCodeMeaning(code: number): string | undefined {
-  switch (code) {
-    case 124:
-      return 'the run hit its timeout inside the task';
-    case 125:
-      return 'the task shim failed before the tool ran';
-    case 127:
-      return 'the tool could not be started';
-    case 137:
-      return 'killed by SIGKILL, often out of memory or the task timeout';
-    case 143:
-      return 'terminated by SIGTERM';
-    default:
-      return code > 128 && code < 160 ? `killed by signal ${code - 128}` : undefined;
-  }
-}
-
 const clip = (text: string): string =>
   text.length <= MAX_REASON ? text : `${text.slice(0, MAX_REASON - 1)}…`;
 
@@ -135,7 +121,7 @@ export function executionStatus(execution: Execution, task?: TaskFacts): Backend
 
   const exitCode = task?.exitCode;
   if (exitCode !== undefined) {
-    const meaning = exitCodeMeaning(exitCode);
+    const meaning = exitCodeMeaning(exitCode, SIGKILL);
     const base = `the runner container exited with code ${exitCode}${meaning === undefined ? '' : ` (${meaning})`}`;
     return {
       state: 'exited',

@@ -1,4 +1,8 @@
 import type { TaskStopCode } from '@aws-sdk/client-ecs';
+import { exitCodeMeaning } from '../../domain/exit-codes.ts';
+
+/** The likely cause of a SIGKILL on this backend. */
+const SIGKILL = 'killed by SIGKILL, often out of memory';
 
 /**
  * Turns what ECS says about a stopped task into an exit code and one human
@@ -58,24 +62,6 @@ const STOP_CODES = {
   InfrastructureHealth: 'ECS stopped the task because its infrastructure was unhealthy',
 } as const satisfies Record<TaskStopCode, string>;
 
-/** Exit codes with a meaning of their own: the task shim's (runners/shim/main.ts) and signals. */
-function exitCodeMeaning(code: number): string | undefined {
-  switch (code) {
-    case 124:
-      return 'the run hit its timeout inside the task';
-    case 125:
-      return 'the task shim failed before the tool ran';
-    case 127:
-      return 'the tool could not be started';
-    case 137:
-      return 'killed by SIGKILL, often out of memory';
-    case 143:
-      return 'terminated by SIGTERM';
-    default:
-      return code > 128 && code < 160 ? `killed by signal ${code - 128}` : undefined;
-  }
-}
-
 function classify(text: string | undefined): string | undefined {
   const trimmed = text?.trim();
   if (trimmed === undefined || trimmed === '') return undefined;
@@ -120,7 +106,7 @@ export function describeStoppedTask(facts: StoppedTaskFacts): TaskOutcome {
     if (exitCode === 0 && stopCode !== 'SpotInterruption' && stopCode !== 'TaskFailedToStart') {
       return withCode(undefined);
     }
-    const extra = exitCodeMeaning(exitCode);
+    const extra = exitCodeMeaning(exitCode, SIGKILL);
     const base = `the runner container exited with code ${exitCode}${extra === undefined ? '' : ` (${extra})`}`;
     if (stopCode === undefined || stopCode === 'EssentialContainerExited') return withCode(base);
     return withCode(`${meaning ?? `stopped (${stopCode})`}${detailOf(stoppedReason)}; ${base}`);

@@ -1,4 +1,5 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import { exitCodeMeaning } from '../../domain/exit-codes.ts';
 import type { BackendStatus } from '../../ports/launcher.ts';
 
 /**
@@ -62,24 +63,6 @@ const RUNTIME_FAILURES: Readonly<Record<string, string>> = {
   ContainerCannotRun: 'the container could not run',
   StartError: 'the container could not start',
 };
-
-/** Exit codes with a meaning of their own: the task shim's (runners/shim/main.ts) and signals. */
-function exitCodeMeaning(code: number): string | undefined {
-  switch (code) {
-    case 124:
-      return 'the run hit its timeout inside the task';
-    case 125:
-      return 'the task shim failed before the tool ran';
-    case 127:
-      return 'the tool could not be started';
-    case 137:
-      return 'killed by SIGKILL';
-    case 143:
-      return 'terminated by SIGTERM';
-    default:
-      return code > 128 && code < 160 ? `killed by signal ${code - 128}` : undefined;
-  }
-}
 
 const clip = (text: string, max: number): string =>
   text.length <= max ? text : `${text.slice(0, max - 1)}…`;
