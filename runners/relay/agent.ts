@@ -1,10 +1,10 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { decodeRunMessage } from '../../shared/app/deps.ts';
-import { settleRun } from '../../shared/app/run-updates.ts';
 import type { ConnectionDeps } from '../../shared/app/connection-material.ts';
 import { releaseCredentials } from '../../shared/app/credentials.ts';
+import { decodeRunMessage } from '../../shared/app/deps.ts';
+import { settleRun } from '../../shared/app/run-updates.ts';
 import { prepareTask } from '../../shared/app/task-prep.ts';
 import { DomainError } from '../../shared/domain/errors.ts';
 import {
@@ -18,9 +18,9 @@ import {
   transition,
 } from '../../shared/domain/run.ts';
 import type { AssetStore } from '../../shared/ports/asset-store.ts';
+import type { Clock } from '../../shared/ports/clock.ts';
 import type { ClusterAuth } from '../../shared/ports/cluster-auth.ts';
 import type { CredentialBroker } from '../../shared/ports/credential-broker.ts';
-import type { Clock } from '../../shared/ports/clock.ts';
 import type { ExecutionResult, Executor, RunningExecution } from '../../shared/ports/executor.ts';
 import type { LogStore } from '../../shared/ports/log-store.ts';
 import type { RunStore } from '../../shared/ports/run-store.ts';

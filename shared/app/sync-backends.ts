@@ -173,7 +173,8 @@ export async function syncBackends(
     observed.push(run.id);
     if (status.state === 'self_reporting') continue;
     // A task gone after a cancel request is the cancel done (ACI and Kubernetes delete on cancel).
-    if (status.state === 'missing' && !run.cancelRequested && quietMs < options.missingGraceSeconds * 1000) continue;
+    if (status.state === 'missing' && !run.cancelRequested && quietMs < options.missingGraceSeconds * 1000)
+      continue;
 
     if (run.cancelRequested && (status.state === 'pending' || status.state === 'running')) {
       try {
