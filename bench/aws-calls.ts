@@ -30,7 +30,7 @@ import { CloudWatchLogsClient, CreateLogGroupCommand } from '@aws-sdk/client-clo
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ECSClient } from '@aws-sdk/client-ecs';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CreateQueueCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { makeGetRun } from '../functions/api/get-run.ts';
@@ -187,6 +187,11 @@ await setup.s3.send(
 );
 await setup.logs.send(new CreateLogGroupCommand({ logGroupName: names.logGroup }));
 const network = await setUpEcsRunner(setup.ecs, moto.endpoint, names);
+{
+  const secrets = new SecretsManagerClient({});
+  await secrets.send(new CreateSecretCommand({ Name: 'rw/ssh-key', SecretString: 'bench-ssh-key' }));
+  secrets.destroy();
+}
 
 // ---- the composition, with counted clients ------------------------------------------------------
 
@@ -207,6 +212,8 @@ const env = {
   ANSIBLE_ECS_SUBNET_ID: network.subnet,
   ANSIBLE_ECS_SECURITY_GROUP_IDS: network.securityGroup,
   ANSIBLE_ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
+  // AWS VMs get their SSH key by reference: every run has its own task definition.
+  ANSIBLE_SSH_KEY_SM_NAME: 'rw/ssh-key',
 };
 const base = buildAwsDeps(env);
 const clock = systemClock;
@@ -233,7 +240,12 @@ const ecsLauncher = new EcsLauncher({
   },
   prepare: (run) =>
     prepareTask(
-      { store, assets, secrets: { get: () => Promise.reject(new Error('no secret values')) } },
+      {
+        store,
+        assets,
+        secrets: { get: () => Promise.reject(new Error('no secret values')) },
+        settings: base.settings,
+      },
       run,
       { resolveSecrets: false },
     ),

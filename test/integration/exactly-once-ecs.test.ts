@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DescribeTasksCommand, ECSClient, ListTasksCommand } from '@aws-sdk/client-ecs';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CreateQueueCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -170,6 +171,10 @@ beforeAll(async () => {
   s3.destroy();
 
   const network = await setUpEcsRunner(ecs, moto().endpoint, names);
+  // AWS VMs get their SSH key by reference (ansible_ssh_key_sm_name): every run has its own task definition.
+  const secretsManager = new SecretsManagerClient(moto().clientConfig());
+  await secretsManager.send(new CreateSecretCommand({ Name: 'rw/ssh-key', SecretString: 'ssh-key-canary' }));
+  secretsManager.destroy();
 
   // The stack's function environment (infra/function-environment.ts) for the `ecs` runner, pointed at moto.
   env = {
@@ -188,6 +193,7 @@ beforeAll(async () => {
     ANSIBLE_ECS_SUBNET_ID: network.subnet,
     ANSIBLE_ECS_SECURITY_GROUP_IDS: network.securityGroup,
     ANSIBLE_ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
+    ANSIBLE_SSH_KEY_SM_NAME: 'rw/ssh-key',
   };
   // The SDK clients buildAwsDeps creates read the endpoint and credentials from process.env.
   for (const [key, value] of Object.entries(env)) vi.stubEnv(key, value);
