@@ -6,10 +6,7 @@ import { ECSClient } from '@aws-sdk/client-ecs';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { ContainerInstanceManagementClient } from '@azure/arm-containerinstance';
 import type { TokenCredential } from '@azure/identity';
-import { ExecutionsClient, JobsClient, TasksClient } from '@google-cloud/run';
-import { GoogleAuth } from 'google-auth-library';
 import { z } from 'zod';
 import type { ApiDeps } from '../../functions/api/deps.ts';
 import { AciNotConfiguredError } from '../adapters/aci/errors.ts';
@@ -33,7 +30,7 @@ import type { AppDeps, RelayAvailability } from '../app/deps.ts';
 import { lazyPasswordSafe } from '../app/lazy-broker.ts';
 import { prepareTask } from '../app/task-prep.ts';
 import { loadSettings, type Settings } from '../config/settings.ts';
-import { type FieldError, SettingsInvalidError } from '../domain/errors.ts';
+import { type FieldError, LaunchRejectedError, SettingsInvalidError } from '../domain/errors.ts';
 import type { Run, Runner } from '../domain/run.ts';
 import { apiGatewayAuthenticator } from '../http/api-gateway-auth.ts';
 import { newId } from '../ids.ts';
@@ -43,7 +40,7 @@ import type { Launcher, Launchers } from '../ports/launcher.ts';
 import type { LogReader } from '../ports/log-store.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
-import { buildKubernetesLauncher } from './kubernetes.ts';
+import { lazyLauncher } from './lazy-launcher.ts';
 
 /** Unset and empty are the same for an optional variable: `FOO=` in a template must not count as a value. */
 const optional = <T extends z.ZodType>(schema: T) =>
@@ -289,46 +286,63 @@ const launcherFactories: Partial<Record<Runner, LauncherFactory>> = {
     if (aci === undefined)
       return { unavailable: 'ACI is not configured in this deployment (azure_resource_group not set)' };
     const registry = aci.registry;
+    const { subscriptionId } = aci;
     return {
-      launcher: new AciLauncher({
-        // Service principal, workload identity federation or managed identity, from AZURE_* variables.
-        aci: new ContainerInstanceManagementClient(azureCredential(), aci.subscriptionId),
-        resourceGroup: aci.resourceGroup,
-        location: aci.location,
-        subnetIds: aci.subnetIds,
-        ...(registry === undefined
-          ? {}
-          : {
-              registry: {
-                server: registry.server,
-                username: registry.username,
-                password: () => secrets.get(registry.passwordSecret),
-              },
-            }),
-        // ACI takes values (secureValue), not references: the dispatcher resolves them.
-        prepare: (run) => prepareTask({ store, assets, secrets, ...material }, run),
-        archive: new DynamoLogStore({
-          client: clients.dynamodb,
-          tableName: env.LOGS_TABLE ?? env.RUNS_TABLE,
+      launcher: lazyLauncher('aci', async () => {
+        const { ContainerInstanceManagementClient } = await import('@azure/arm-containerinstance');
+        return new AciLauncher({
+          // Service principal, workload identity federation or managed identity, from AZURE_* variables.
+          aci: new ContainerInstanceManagementClient(azureCredential(), subscriptionId),
+          resourceGroup: aci.resourceGroup,
+          location: aci.location,
+          subnetIds: aci.subnetIds,
+          ...(registry === undefined
+            ? {}
+            : {
+                registry: {
+                  server: registry.server,
+                  username: registry.username,
+                  password: () => secrets.get(registry.passwordSecret),
+                },
+              }),
+          // ACI takes values (secureValue), not references: the dispatcher resolves them.
+          prepare: (run) => prepareTask({ store, assets, secrets, ...material }, run),
+          archive: new DynamoLogStore({
+            client: clients.dynamodb,
+            tableName: env.LOGS_TABLE ?? env.RUNS_TABLE,
+            clock,
+          }),
           clock,
-        }),
-        clock,
+        });
       }),
     };
   },
-  kubernetes: ({ env, settings, clients, store, assets, clock, secrets, material }) =>
+  kubernetes: ({ env, settings, clients, store, assets, clock, secrets, material }) => {
     // Lambda is never in a cluster: kubernetes_kubeconfig must name a kubeconfig file (token or certificate, no exec).
-    buildKubernetesLauncher({
-      settings,
-      env: {},
-      archive: new DynamoLogStore({
-        client: clients.dynamodb,
-        tableName: env.LOGS_TABLE ?? env.RUNS_TABLE,
-        clock,
+    if (settings.kubernetes_kubeconfig === undefined) {
+      return {
+        unavailable:
+          'Kubernetes pod runner is not configured: set kubernetes_kubeconfig (the control plane is not running in a cluster)',
+      };
+    }
+    return {
+      launcher: lazyLauncher('kubernetes', async () => {
+        const built = (await import('./kubernetes.ts')).buildKubernetesLauncher({
+          settings,
+          env: {},
+          archive: new DynamoLogStore({
+            client: clients.dynamodb,
+            tableName: env.LOGS_TABLE ?? env.RUNS_TABLE,
+            clock,
+          }),
+          clock,
+          prepare: (run) => prepareTask({ store, assets, secrets, ...material }, run),
+        });
+        if ('unavailable' in built) throw new LaunchRejectedError(built.unavailable);
+        return built.launcher;
       }),
-      clock,
-      prepare: (run) => prepareTask({ store, assets, secrets, ...material }, run),
-    }),
+    };
+  },
   gcp: ({ settings, store, assets, secrets, material }) => {
     let gcp: ReturnType<typeof cloudRunOptionsFromSettings>;
     try {
@@ -337,27 +351,27 @@ const launcherFactories: Partial<Record<Runner, LauncherFactory>> = {
       if (error instanceof CloudRunNotConfiguredError) return { unavailable: error.message };
       throw error;
     }
-    const auth = googleAuth();
     return {
-      launcher: new CloudRunLauncher({
-        ...gcp,
-        jobs: new JobsClient({ fallback: true, auth }),
-        executions: new ExecutionsClient({ fallback: true, auth }),
-        tasks: new TasksClient({ fallback: true, auth }),
-        http: auth,
-        // Cloud Run resolves stored secrets from Secret Manager itself; only minted material reaches secretEnv.
-        prepare: (run) =>
-          prepareTask({ store, assets, secrets, ...material }, run, { resolveSecrets: false }),
+      launcher: lazyLauncher('gcp', async () => {
+        const [{ ExecutionsClient, JobsClient, TasksClient }, { GoogleAuth }] = await Promise.all([
+          import('@google-cloud/run'),
+          import('google-auth-library'),
+        ]);
+        // Application Default Credentials (on Lambda: GOOGLE_APPLICATION_CREDENTIALS → workload identity federation).
+        const auth = new GoogleAuth({ scopes: ['https://www.googleapis.com/auth/cloud-platform'] });
+        return new CloudRunLauncher({
+          ...gcp,
+          jobs: new JobsClient({ fallback: true, auth }),
+          executions: new ExecutionsClient({ fallback: true, auth }),
+          tasks: new TasksClient({ fallback: true, auth }),
+          http: auth,
+          // Cloud Run resolves stored secrets from Secret Manager itself; only minted material reaches secretEnv.
+          prepare: (run) =>
+            prepareTask({ store, assets, secrets, ...material }, run, { resolveSecrets: false }),
+        });
       }),
     };
   },
-};
-
-let sharedGoogleAuth: GoogleAuth | undefined;
-/** Application Default Credentials (on Lambda: GOOGLE_APPLICATION_CREDENTIALS → workload identity federation). */
-const googleAuth = (): GoogleAuth => {
-  sharedGoogleAuth ??= new GoogleAuth({ scopes: ['https://www.googleapis.com/auth/cloud-platform'] });
-  return sharedGoogleAuth;
 };
 
 /** `DefaultAzureCredential`, loaded on first use: @azure/identity is heavy and most deployments have no ACI. */

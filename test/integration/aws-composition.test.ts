@@ -479,6 +479,35 @@ describe('AWS composition root', () => {
     expect(deps.ecsContainerName).toBe('ansible');
   });
 
+  it('registers ACI and Cloud Run from their settings, and says which settings the others lack', () => {
+    const none = buildAwsDeps({ ...complete, LOG_LEVEL: 'SILENT' });
+    expect(none.launchers.aci).toBeUndefined();
+    expect(none.launchers.gcp).toBeUndefined();
+    expect(none.unavailable.gcp).toBe(
+      'Ansible Cloud Run runner is not configured: set gcp_project_id, gcp_region',
+    );
+    expect(none.unavailable.kubernetes).toContain('set kubernetes_kubeconfig');
+
+    const half = buildAwsDeps({ ...complete, AZURE_RESOURCE_GROUP: 'rg-runners', LOG_LEVEL: 'SILENT' });
+    expect(half.unavailable.aci).toBe(
+      'Ansible ACI runner is not configured: set azure_subscription_id, azure_location',
+    );
+
+    const both = buildAwsDeps({
+      ...complete,
+      AZURE_RESOURCE_GROUP: 'rg-runners',
+      AZURE_SUBSCRIPTION_ID: '00000000-0000-0000-0000-000000000000',
+      AZURE_LOCATION: 'westeurope',
+      GCP_PROJECT_ID: 'my-project',
+      GCP_ANSIBLE_CLOUD_RUN_REGION: 'europe-west1',
+      LOG_LEVEL: 'SILENT',
+    });
+    expect(both.launchers.aci?.backend).toBe('aci');
+    expect(both.launchers.gcp?.backend).toBe('gcp');
+    expect(both.unavailable).not.toHaveProperty('aci');
+    expect(both.unavailable).not.toHaveProperty('gcp');
+  });
+
   it('says what ECS_TASK_DEFINITIONS must hold when it is not a JSON map of image to task definition', () => {
     for (const value of ['remote-worker-ansible', '["a"]', '{"chrweav/ansible-cloud": 3}']) {
       expect(() => readAwsEnvironment({ ...complete, ECS_TASK_DEFINITIONS: value }), value).toThrow(
