@@ -122,9 +122,14 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
 }
 
-async function bundle(name: string, entry: string, kind: Kind): Promise<Bundle> {
+async function bundle(
+  name: string,
+  entry: string,
+  kind: Kind,
+  spec: Pick<HandlerSpec, 'controlsTasks'> = {},
+): Promise<Bundle> {
   const file = join(out, name, 'index.mjs');
-  await build({ ...esbuildOptionsFor(entry, file), absWorkingDir: REPO });
+  await build({ ...esbuildOptionsFor(entry, file, spec), absWorkingDir: REPO });
   return { name, file, kind };
 }
 
@@ -141,7 +146,7 @@ try {
   const hello = await bundle('HelloWorld', helloEntry, 'http');
   const bundles = [hello];
   for (const { spec, kind } of specs.values()) {
-    bundles.push(await bundle(constructIdOf(spec.entry), join(REPO, spec.entry), kind));
+    bundles.push(await bundle(constructIdOf(spec.entry), join(REPO, spec.entry), kind, spec));
   }
   const figures = measureAll(bundles);
   const base = figures.get(hello) ?? { load: Number.NaN, call: Number.NaN, handler: false };

@@ -26,6 +26,15 @@ export const ESM_REQUIRE_BANNER =
 /** ESM packages first: esbuild tree-shakes them, where a `main` (CJS) build would come in whole. */
 export const MAIN_FIELDS = ['module', 'main'];
 
+/**
+ * Compile-time constants of a handler's bundle. Functions that never touch a
+ * runner task get `process.env.RW_CLOUD_SDKS = "none"`: the composition root
+ * (shared/composition/aws.ts) tests it around every import of the ACI, Cloud
+ * Run and Kubernetes SDKs, so esbuild drops that code from their bundle.
+ */
+export const bundleDefines = (spec: { readonly controlsTasks?: boolean }): Record<string, string> =>
+  spec.controlsTasks === true ? {} : { 'process.env.RW_CLOUD_SDKS': JSON.stringify('none') };
+
 export const lambdaBundling: BundlingOptions = {
   format: OutputFormat.ESM,
   target: LAMBDA_NODE_TARGET,
@@ -42,7 +51,11 @@ export const lambdaBundling: BundlingOptions = {
  * The esbuild build options equivalent to `lambdaBundling` (what NodejsFunction
  * passes on its esbuild command line), for tools that call esbuild themselves.
  */
-export const esbuildOptionsFor = (entry: string, outfile: string): BuildOptions => ({
+export const esbuildOptionsFor = (
+  entry: string,
+  outfile: string,
+  spec: { readonly controlsTasks?: boolean } = {},
+): BuildOptions => ({
   entryPoints: [entry],
   outfile,
   bundle: true,
@@ -53,5 +66,6 @@ export const esbuildOptionsFor = (entry: string, outfile: string): BuildOptions 
   sourcemap: false,
   mainFields: MAIN_FIELDS,
   banner: { js: ESM_REQUIRE_BANNER },
+  define: bundleDefines(spec),
   logLevel: 'warning',
 });

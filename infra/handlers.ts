@@ -29,12 +29,24 @@ export interface HandlerSpec {
   readonly access: readonly Access[];
   readonly timeoutSeconds?: number;
   readonly memoryMiB?: number;
+  /**
+   * Starts, stops, polls or reads the output of runner tasks on any backend:
+   * bundled with the ACI, Cloud Run and Kubernetes SDKs. Every other
+   * function is built without them (infra/bundling.ts), a third of the size.
+   */
+  readonly controlsTasks?: boolean;
 }
 
-const api = (file: string, description: string, access: readonly Access[]): HandlerSpec => ({
+const api = (
+  file: string,
+  description: string,
+  access: readonly Access[],
+  options: Pick<HandlerSpec, 'controlsTasks'> = {},
+): HandlerSpec => ({
   entry: `functions/api/${file}.ts`,
   description,
   access,
+  ...options,
 });
 
 const READ: readonly Access[] = ['table:read'];
@@ -51,8 +63,12 @@ export const API_HANDLERS = {
   'POST /runs': api('submit-run', 'Submit a run', SUBMIT),
   'GET /runs': api('list-runs', 'List runs', READ),
   'GET /runs/{id}': api('get-run', 'Read a run', READ),
-  'GET /runs/{id}/logs': api('get-run-logs', "Read a run's output", [...READ, 'run-logs:read']),
-  'POST /runs/{id}/cancel': api('cancel-run', 'Request cancellation of a run', WRITE),
+  'GET /runs/{id}/logs': api('get-run-logs', "Read a run's output", [...READ, 'run-logs:read'], {
+    controlsTasks: true,
+  }),
+  'POST /runs/{id}/cancel': api('cancel-run', 'Request cancellation of a run', WRITE, {
+    controlsTasks: true,
+  }),
   'POST /batches': api('submit-batch', 'Submit a batch', SUBMIT),
   'GET /batches/{id}': api('get-batch', 'Roll up the states of a batch', READ),
   'POST /batches/{id}/retry': api('retry-batch', 'Retry the failed runs of a batch', SUBMIT),
@@ -82,6 +98,7 @@ export const WORKER_HANDLERS = {
       'secrets:run-values',
     ],
     timeoutSeconds: DISPATCHER_TIMEOUT_SECONDS,
+    controlsTasks: true,
   },
   SettleDeadLetters: {
     entry: 'functions/dispatcher/settle-dead-letters.ts',
@@ -100,6 +117,7 @@ export const WORKER_HANDLERS = {
     description: 'Settles runs whose events were missed and times out runs past their deadline',
     access: [...WRITE, 'dispatch:send', 'ecs:observe', 'ecs:cleanup', 'secrets:run-values'],
     timeoutSeconds: 300,
+    controlsTasks: true,
   },
   PollBackends: {
     entry: 'functions/status-sync/poll-backends.ts',
@@ -107,6 +125,7 @@ export const WORKER_HANDLERS = {
     access: [...WRITE, 'secrets:read', 'secrets:run-values'],
     // Started every minute; sweeps until 10 s before this timeout.
     timeoutSeconds: 60,
+    controlsTasks: true,
   },
 } as const satisfies Record<string, HandlerSpec>;
 

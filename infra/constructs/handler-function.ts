@@ -4,7 +4,7 @@ import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { lambdaBundling } from '../bundling.ts';
+import { bundleDefines, lambdaBundling } from '../bundling.ts';
 
 export interface HandlerFunctionProps {
   /** Path of the handler module, relative to the project root. */
@@ -18,6 +18,8 @@ export interface HandlerFunctionProps {
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
   readonly projectRoot: string;
+  /** Bundle the ACI, Cloud Run and Kubernetes SDKs (see HandlerSpec.controlsTasks). */
+  readonly controlsTasks?: boolean;
 }
 
 /**
@@ -58,7 +60,7 @@ export class HandlerFunction extends Construct implements IGrantable {
       logGroup: this.logGroup,
       loggingFormat: LoggingFormat.JSON,
       environment: { ...props.environment },
-      bundling: lambdaBundling,
+      bundling: { ...lambdaBundling, define: bundleDefines({ controlsTasks: props.controlsTasks === true }) },
     });
   }
 

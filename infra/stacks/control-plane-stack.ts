@@ -145,6 +145,7 @@ export class ControlPlaneStack extends Stack {
         logRetention,
         removalPolicy,
         projectRoot: props.projectRoot,
+        ...(spec.controlsTasks === true ? { controlsTasks: true } : {}),
       });
       const access = new Set(spec.access);
       for (const a of access) this.grant(fn, a);

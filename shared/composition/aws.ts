@@ -14,8 +14,6 @@ import { AciLauncher, aciOptionsFromSettings } from '../adapters/aci/launcher.ts
 import { CloudRunNotConfiguredError } from '../adapters/cloud-run/errors.ts';
 import { CloudRunLauncher, cloudRunOptionsFromSettings } from '../adapters/cloud-run/launcher.ts';
 import { awslogsStreamName, CloudWatchLogReader } from '../adapters/cloudwatch-logs/log-reader.ts';
-import { defaultAzureCredential } from '../adapters/cluster-auth/aks-token.ts';
-import { CloudClusterAuth } from '../adapters/cluster-auth/cluster-auth.ts';
 import { DynamoLogStore } from '../adapters/dynamodb/log-store.ts';
 import { DynamoRunStore } from '../adapters/dynamodb/run-store.ts';
 import { parseEcsHandle } from '../adapters/ecs/handle.ts';
@@ -30,12 +28,18 @@ import type { AppDeps, RelayAvailability } from '../app/deps.ts';
 import { lazyPasswordSafe } from '../app/lazy-broker.ts';
 import { prepareTask } from '../app/task-prep.ts';
 import { loadSettings, type Settings } from '../config/settings.ts';
-import { type FieldError, LaunchRejectedError, SettingsInvalidError } from '../domain/errors.ts';
+import {
+  type FieldError,
+  LauncherUnavailableError,
+  LaunchRejectedError,
+  SettingsInvalidError,
+} from '../domain/errors.ts';
 import type { Run, Runner } from '../domain/run.ts';
 import { apiGatewayAuthenticator } from '../http/api-gateway-auth.ts';
 import { newId } from '../ids.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
 import { type Clock, systemClock } from '../ports/clock.ts';
+import type { ClusterAuth } from '../ports/cluster-auth.ts';
 import type { Launcher, Launchers } from '../ports/launcher.ts';
 import type { LogReader } from '../ports/log-store.ts';
 import type { RunStore } from '../ports/run-store.ts';
@@ -288,33 +292,47 @@ const launcherFactories: Partial<Record<Runner, LauncherFactory>> = {
     const registry = aci.registry;
     const { subscriptionId } = aci;
     return {
-      launcher: lazyLauncher('aci', async () => {
-        const { ContainerInstanceManagementClient } = await import('@azure/arm-containerinstance');
-        return new AciLauncher({
-          // Service principal, workload identity federation or managed identity, from AZURE_* variables.
-          aci: new ContainerInstanceManagementClient(azureCredential(), subscriptionId),
-          resourceGroup: aci.resourceGroup,
-          location: aci.location,
-          subnetIds: aci.subnetIds,
-          ...(registry === undefined
-            ? {}
-            : {
-                registry: {
-                  server: registry.server,
-                  username: registry.username,
-                  password: () => secrets.get(registry.passwordSecret),
-                },
-              }),
-          // ACI takes values (secureValue), not references: the dispatcher resolves them.
-          prepare: (run) => prepareTask({ store, assets, secrets, ...material }, run),
-          archive: new DynamoLogStore({
-            client: clients.dynamodb,
-            tableName: env.LOGS_TABLE ?? env.RUNS_TABLE,
-            clock,
-          }),
-          clock,
-        });
-      }),
+      // A constant in bundles built without cloud SDKs (infra/bundling.ts): esbuild drops the loader.
+      launcher: lazyLauncher(
+        'aci',
+        process.env.RW_CLOUD_SDKS === 'none'
+          ? withoutCloudSdks('aci')
+          : async () => {
+              const [{ ContainerInstanceManagementClient }, { defaultAzureCredential }] = await Promise.all([
+                import('@azure/arm-containerinstance'),
+                import('../adapters/cluster-auth/aks-token.ts'),
+              ]);
+              /** `DefaultAzureCredential`, made on first use. */
+              const azureCredential = (): TokenCredential => ({
+                getToken: async (scopes, options) =>
+                  (await defaultAzureCredential()).getToken(scopes, options),
+              });
+              return new AciLauncher({
+                // Service principal, workload identity federation or managed identity, from AZURE_* variables.
+                aci: new ContainerInstanceManagementClient(azureCredential(), subscriptionId),
+                resourceGroup: aci.resourceGroup,
+                location: aci.location,
+                subnetIds: aci.subnetIds,
+                ...(registry === undefined
+                  ? {}
+                  : {
+                      registry: {
+                        server: registry.server,
+                        username: registry.username,
+                        password: () => secrets.get(registry.passwordSecret),
+                      },
+                    }),
+                // ACI takes values (secureValue), not references: the dispatcher resolves them.
+                prepare: (run) => prepareTask({ store, assets, secrets, ...material }, run),
+                archive: new DynamoLogStore({
+                  client: clients.dynamodb,
+                  tableName: env.LOGS_TABLE ?? env.RUNS_TABLE,
+                  clock,
+                }),
+                clock,
+              });
+            },
+      ),
     };
   },
   kubernetes: ({ env, settings, clients, store, assets, clock, secrets, material }) => {
@@ -326,21 +344,26 @@ const launcherFactories: Partial<Record<Runner, LauncherFactory>> = {
       };
     }
     return {
-      launcher: lazyLauncher('kubernetes', async () => {
-        const built = (await import('./kubernetes.ts')).buildKubernetesLauncher({
-          settings,
-          env: {},
-          archive: new DynamoLogStore({
-            client: clients.dynamodb,
-            tableName: env.LOGS_TABLE ?? env.RUNS_TABLE,
-            clock,
-          }),
-          clock,
-          prepare: (run) => prepareTask({ store, assets, secrets, ...material }, run),
-        });
-        if ('unavailable' in built) throw new LaunchRejectedError(built.unavailable);
-        return built.launcher;
-      }),
+      launcher: lazyLauncher(
+        'kubernetes',
+        process.env.RW_CLOUD_SDKS === 'none'
+          ? withoutCloudSdks('kubernetes')
+          : async () => {
+              const built = (await import('./kubernetes.ts')).buildKubernetesLauncher({
+                settings,
+                env: {},
+                archive: new DynamoLogStore({
+                  client: clients.dynamodb,
+                  tableName: env.LOGS_TABLE ?? env.RUNS_TABLE,
+                  clock,
+                }),
+                clock,
+                prepare: (run) => prepareTask({ store, assets, secrets, ...material }, run),
+              });
+              if ('unavailable' in built) throw new LaunchRejectedError(built.unavailable);
+              return built.launcher;
+            },
+      ),
     };
   },
   gcp: ({ settings, store, assets, secrets, material }) => {
@@ -352,32 +375,62 @@ const launcherFactories: Partial<Record<Runner, LauncherFactory>> = {
       throw error;
     }
     return {
-      launcher: lazyLauncher('gcp', async () => {
-        const [{ ExecutionsClient, JobsClient, TasksClient }, { GoogleAuth }] = await Promise.all([
-          import('@google-cloud/run'),
-          import('google-auth-library'),
-        ]);
-        // Application Default Credentials (on Lambda: GOOGLE_APPLICATION_CREDENTIALS → workload identity federation).
-        const auth = new GoogleAuth({ scopes: ['https://www.googleapis.com/auth/cloud-platform'] });
-        return new CloudRunLauncher({
-          ...gcp,
-          jobs: new JobsClient({ fallback: true, auth }),
-          executions: new ExecutionsClient({ fallback: true, auth }),
-          tasks: new TasksClient({ fallback: true, auth }),
-          http: auth,
-          // Cloud Run resolves stored secrets from Secret Manager itself; only minted material reaches secretEnv.
-          prepare: (run) =>
-            prepareTask({ store, assets, secrets, ...material }, run, { resolveSecrets: false }),
-        });
-      }),
+      launcher: lazyLauncher(
+        'gcp',
+        process.env.RW_CLOUD_SDKS === 'none'
+          ? withoutCloudSdks('gcp')
+          : async () => {
+              const [{ ExecutionsClient, JobsClient, TasksClient }, { GoogleAuth }] = await Promise.all([
+                import('@google-cloud/run'),
+                import('google-auth-library'),
+              ]);
+              // Application Default Credentials (on Lambda: GOOGLE_APPLICATION_CREDENTIALS → workload identity federation).
+              const auth = new GoogleAuth({ scopes: ['https://www.googleapis.com/auth/cloud-platform'] });
+              return new CloudRunLauncher({
+                ...gcp,
+                jobs: new JobsClient({ fallback: true, auth }),
+                executions: new ExecutionsClient({ fallback: true, auth }),
+                tasks: new TasksClient({ fallback: true, auth }),
+                http: auth,
+                // Cloud Run resolves stored secrets from Secret Manager itself; only minted material reaches secretEnv.
+                prepare: (run) =>
+                  prepareTask({ store, assets, secrets, ...material }, run, { resolveSecrets: false }),
+              });
+            },
+      ),
     };
   },
 };
 
-/** `DefaultAzureCredential`, loaded on first use: @azure/identity is heavy and most deployments have no ACI. */
-const azureCredential = (): TokenCredential => ({
-  getToken: async (scopes, options) => (await defaultAzureCredential()).getToken(scopes, options),
-});
+/** What a function built without the cloud SDKs answers if it is ever asked to act on such a task. */
+const withoutCloudSdks = (what: string) => (): Promise<never> =>
+  Promise.reject(
+    new LauncherUnavailableError(
+      `This function is bundled without the ${what} SDK (infra/handlers.ts controlsTasks); the dispatcher, poller and reconciler act on these tasks`,
+    ),
+  );
+
+/**
+ * Kubeconfig token preparation, loaded on first use (only the dispatcher
+ * prepares tasks); left out of bundles built without the cloud SDKs.
+ */
+function lazyClusterAuth(clock: Clock): ClusterAuth {
+  let auth: Promise<ClusterAuth> | undefined;
+  const load =
+    process.env.RW_CLOUD_SDKS === 'none'
+      ? withoutCloudSdks('cluster token')
+      : () =>
+          import('../adapters/cluster-auth/cluster-auth.ts').then((m) => new m.CloudClusterAuth({ clock }));
+  return {
+    prepare: async (target, stored) => {
+      auth ??= load().catch((error: unknown) => {
+        auth = undefined;
+        throw error;
+      });
+      return (await auth).prepare(target, stored);
+    },
+  };
+}
 
 export interface AwsDeps extends AppDeps {
   /** Claims made by this process name it: `lambda:<function>:<cold start id>`. */
@@ -435,7 +488,7 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
   const credentials = lazyPasswordSafe(settings, secrets);
   const material = {
     settings,
-    clusterAuth: new CloudClusterAuth({ clock }),
+    clusterAuth: lazyClusterAuth(clock),
     ...(credentials === undefined ? {} : { credentials }),
   };
   const context: LauncherContext = {

@@ -1,7 +1,9 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { API_HANDLERS, WORKER_HANDLERS } from '../../infra/handlers.ts';
+import { esbuildOptionsFor } from '../../infra/bundling.ts';
+import { API_HANDLERS, type HandlerSpec, WORKER_HANDLERS } from '../../infra/handlers.ts';
 import { REPO } from './synth.ts';
 
 const entries = [
@@ -14,5 +16,52 @@ describe('infra/handlers.ts', () => {
     const module = (await import(pathToFileURL(resolve(REPO, entry)).href)) as { handler?: unknown };
 
     expect(typeof module.handler).toBe('function');
+  });
+});
+
+describe('cloud SDKs in the bundles', () => {
+  /** The packages a bundle holds, from esbuild's metafile. */
+  const packagesIn = async (spec: HandlerSpec): Promise<Set<string>> => {
+    const result = await build({
+      ...esbuildOptionsFor(resolve(REPO, spec.entry), '/dev/null', spec),
+      absWorkingDir: REPO,
+      write: false,
+      metafile: true,
+    });
+    const inputs = Object.values(result.metafile.outputs).flatMap((o) => Object.keys(o.inputs));
+    return new Set(inputs.flatMap((path) => /node_modules\/((@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? []));
+  };
+  const CLOUD_SDKS = [
+    '@google-cloud/run',
+    '@azure/arm-containerinstance',
+    '@kubernetes/client-node',
+    '@azure/identity',
+  ];
+
+  it('are left out of a function that never touches a task, and kept where tasks are launched', async () => {
+    const healthz = await packagesIn(API_HANDLERS['GET /healthz']);
+    const dispatcher = await packagesIn(WORKER_HANDLERS.DispatchRuns);
+
+    for (const sdk of CLOUD_SDKS) {
+      expect(healthz.has(sdk), sdk).toBe(false);
+      expect(dispatcher.has(sdk), sdk).toBe(true);
+    }
+    expect(healthz.has('@aws-sdk/client-dynamodb')).toBe(true);
+  }, 60_000);
+
+  it('are kept by every function that starts, stops, polls or reads a task', () => {
+    const controlling = Object.entries({ ...API_HANDLERS, ...WORKER_HANDLERS })
+      .filter(([, spec]) => (spec as HandlerSpec).controlsTasks === true)
+      .map(([name]) => name)
+      .sort();
+    expect(controlling).toEqual(
+      [
+        'DispatchRuns',
+        'GET /runs/{id}/logs',
+        'POST /runs/{id}/cancel',
+        'PollBackends',
+        'ReconcileRuns',
+      ].sort(),
+    );
   });
 });
