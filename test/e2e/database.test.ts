@@ -1,10 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakePasswordSafe, startFakePasswordSafe } from '../support/fake-password-safe.ts';
 import { startPostgres, type TestPostgres } from '../support/postgres.ts';
-import { allLogs, client, newDataDir, startLocal, waitForState } from './harness.ts';
+import { allLogs, client, everythingStoredIn, newDataDir, startLocal, waitForState } from './harness.ts';
 
 /*
  * A registered on-prem database through the whole system: local mode (real
@@ -21,16 +21,6 @@ const API_KEY = `api-key-${randomUUID()}`;
 
 let ps: FakePasswordSafe;
 let pg: TestPostgres;
-
-function storedUnder(dir: string): string {
-  let text = '';
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) text += storedUnder(path);
-    else if (name !== 'secrets.json') text += readFileSync(path).toString('latin1');
-  }
-  return text;
-}
 
 beforeAll(async () => {
   [ps, pg] = await Promise.all([
@@ -107,7 +97,7 @@ describe('a registered database in local mode', () => {
         await allLogs(api, bad.id),
         JSON.stringify([ok, bad]),
         local.output(),
-        storedUnder(dataDir),
+        everythingStoredIn(dataDir),
       ].join('\n');
       for (const secret of [ADMIN_PASSWORD, ROLE_PASSWORD, API_KEY]) expect(everywhere).not.toContain(secret);
     } finally {

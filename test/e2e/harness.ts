@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -172,3 +172,14 @@ export const LOCALHOST_TARGET = {
   address: '127.0.0.1',
   connection: 'local',
 };
+
+/** Every file under `dir` except secrets.json, as one string. */
+export function everythingStoredIn(dir: string): string {
+  let text = '';
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) text += everythingStoredIn(path);
+    else if (name !== 'secrets.json') text += readFileSync(path).toString('latin1');
+  }
+  return text;
+}

@@ -1,18 +1,15 @@
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { allLogs, client, LOCALHOST_TARGET, newDataDir, startLocal, waitForState } from './harness.ts';
-
-/** Every file under `dir` except secrets.json, as one string. */
-function everythingStoredIn(dir: string): string {
-  let text = '';
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) text += everythingStoredIn(path);
-    else if (name !== 'secrets.json') text += readFileSync(path).toString('latin1');
-  }
-  return text;
-}
+import {
+  allLogs,
+  client,
+  everythingStoredIn,
+  LOCALHOST_TARGET,
+  newDataDir,
+  startLocal,
+  waitForState,
+} from './harness.ts';
 
 describe('secret bindings in local mode', () => {
   it('hands the secret to the play and keeps it out of logs, records and the database', async () => {

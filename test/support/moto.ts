@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateTableCommand, type DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
 import { runTableDefinition } from '../../shared/adapters/dynamodb/run-store.ts';
+import { freePort } from './free-port.ts';
 
 /**
  * One moto server per test file (`python3 -m moto.server`, 5.2.1 here).
@@ -48,19 +48,6 @@ main(sys.argv[1:])
 `;
 
 const START_TIMEOUT_MS = 30_000;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function answers(endpoint: string): Promise<boolean> {
   try {

@@ -9,10 +9,10 @@ import {
   rmSync,
 } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './free-port.ts';
 
 /**
  * A throwaway PostgreSQL server for tests: the distribution's own binaries
@@ -117,19 +117,6 @@ async function osUser(name: string): Promise<{ uid: number; gid: number }> {
   } catch {
     throw new Error(`the ${name} OS user does not exist: ${INSTALL_HINT}`);
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Run a server binary as the postgres OS user. */
