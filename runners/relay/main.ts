@@ -22,7 +22,7 @@ import { DockerExecutor, dockerAvailable } from '../../shared/adapters/relay/doc
 import { ProcessExecutor } from '../../shared/adapters/relay/process-executor.ts';
 import { SecretsManagerSecretSource } from '../../shared/adapters/secrets-manager/secret-source.ts';
 import { SqsWorkQueue } from '../../shared/adapters/sqs/work-queue.ts';
-import { lazyPasswordSafe } from '../../shared/app/lazy-broker.ts';
+import { lazyPasswordSafe } from '../../shared/composition/password-safe.ts';
 import { loadSettings, type Settings } from '../../shared/config/settings.ts';
 import { NotFoundError } from '../../shared/domain/errors.ts';
 import type { AssetStore } from '../../shared/ports/asset-store.ts';

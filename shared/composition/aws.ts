@@ -25,7 +25,6 @@ import { SecretsManagerRunSecrets } from '../adapters/secrets-manager/run-secret
 import { SecretsManagerSecretSource } from '../adapters/secrets-manager/secret-source.ts';
 import { SqsWorkQueue } from '../adapters/sqs/work-queue.ts';
 import type { AppDeps, RelayAvailability } from '../app/deps.ts';
-import { lazyPasswordSafe } from '../app/lazy-broker.ts';
 import { prepareTask } from '../app/task-prep.ts';
 import { loadSettings, type Settings } from '../config/settings.ts';
 import {
@@ -45,6 +44,7 @@ import type { LogReader } from '../ports/log-store.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
 import { lazyLauncher } from './lazy-launcher.ts';
+import { lazyPasswordSafe } from './password-safe.ts';
 
 /** Unset and empty are the same for an optional variable: `FOO=` in a template must not count as a value. */
 const optional = <T extends z.ZodType>(schema: T) =>

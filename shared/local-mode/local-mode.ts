@@ -15,7 +15,6 @@ import { SqliteLogStore } from '../adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../adapters/sqlite/run-store.ts';
 import { SqliteWorkQueue } from '../adapters/sqlite/work-queue.ts';
 import type { AppDeps } from '../app/deps.ts';
-import { lazyPasswordSafe } from '../app/lazy-broker.ts';
 import { BackendPoller } from '../app/poll-backends.ts';
 import { reconcileRuns } from '../app/reconcile.ts';
 import { prepareTask } from '../app/task-prep.ts';
@@ -24,6 +23,7 @@ import {
   collectKubernetesOrphans,
   usesKubernetesRunner,
 } from '../composition/kubernetes.ts';
+import { lazyPasswordSafe } from '../composition/password-safe.ts';
 import { loadSettings } from '../config/settings.ts';
 import type { HttpHandler } from '../http/handler.ts';
 import { newId } from '../ids.ts';
