@@ -25,7 +25,7 @@ import { SecretsManagerRunSecrets } from '../adapters/secrets-manager/run-secret
 import { SecretsManagerSecretSource } from '../adapters/secrets-manager/secret-source.ts';
 import { SqsWorkQueue } from '../adapters/sqs/work-queue.ts';
 import type { AppDeps, RelayAvailability } from '../app/deps.ts';
-import { prepareTask } from '../app/task-prep.ts';
+import { type PreparedTask, prepareTask } from '../app/task-prep.ts';
 import { loadSettings, type Settings } from '../config/settings.ts';
 import {
   type FieldError,
@@ -40,7 +40,7 @@ import type { AssetStore } from '../ports/asset-store.ts';
 import { type Clock, systemClock } from '../ports/clock.ts';
 import type { ClusterAuth } from '../ports/cluster-auth.ts';
 import type { Launcher, Launchers } from '../ports/launcher.ts';
-import type { LogReader } from '../ports/log-store.ts';
+import type { LogReader, LogStore } from '../ports/log-store.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
 import { lazyLauncher } from './lazy-launcher.ts';
@@ -194,8 +194,13 @@ interface LauncherContext {
   readonly logger: Logger;
   /** Secret values, for backends that take values (ACI, Kubernetes) and for connection material. */
   readonly secrets: SecretSource;
-  /** What prepareTask needs beyond the stores: token preparation and just-in-time checkouts. */
-  readonly material: Pick<Parameters<typeof prepareTask>[0], 'settings' | 'clusterAuth' | 'credentials'>;
+  /** `prepareTask` over this deployment's stores, secrets, token preparation and checkouts. */
+  readonly prepare: (run: Run, options?: { readonly resolveSecrets?: boolean }) => Promise<PreparedTask>;
+  /**
+   * Run output the control plane keeps itself (LOGS_TABLE, default RUNS_TABLE): what the relay
+   * writes, and what ACI and Kubernetes runs leave before their objects are deleted.
+   */
+  readonly runLogs: LogStore;
 }
 
 /** A backend as this deployment runs it. */
@@ -219,21 +224,17 @@ type LauncherFactory = (context: LauncherContext) => Backend | { readonly unavai
  * at submit with a message saying it is not available in this deployment.
  */
 const launcherFactories: Partial<Record<Runner, LauncherFactory>> = {
-  local: ({ env, clients, clock }) =>
+  local: ({ env, clients, runLogs }) =>
     env.RELAY_QUEUE_URL === undefined
       ? { unavailable: 'this deployment has no on-prem relay (RELAY_QUEUE_URL is not set)' }
       : {
           launcher: new RelayLauncher(
             new SqsWorkQueue({ client: clients.sqs, queueUrl: env.RELAY_QUEUE_URL }),
             // Where the relay writes its output (runners/relay/config.ts: LOGS_TABLE, default RUNS_TABLE).
-            new DynamoLogStore({
-              client: clients.dynamodb,
-              tableName: env.LOGS_TABLE ?? env.RUNS_TABLE,
-              clock,
-            }),
+            runLogs,
           ),
         },
-  ecs: ({ env, settings, clients, store, assets, logs, secrets, material }) => {
+  ecs: ({ env, settings, clients, logs, prepare }) => {
     const cluster = settings.ansible_ecs_cluster;
     const network = ecsNetworkFromSettings(settings);
     const definitions = env.ECS_TASK_DEFINITIONS ?? {};
@@ -255,8 +256,7 @@ const launcherFactories: Partial<Record<Runner, LauncherFactory>> = {
         network,
         // ECS fetches stored secrets itself, with the task's execution role: the dispatcher only describes them.
         // Reading stays possible for material minted here (an EKS kubeconfig needs the stored one first).
-        prepare: (run) =>
-          prepareTask({ store, assets, secrets, ...material }, run, { resolveSecrets: false }),
+        prepare: (run) => prepare(run, { resolveSecrets: false }),
         secretArn: describeSecretArn(clients.secretsManager),
         ...(env.RUN_SECRETS_PREFIX === undefined
           ? {}
@@ -279,7 +279,7 @@ const launcherFactories: Partial<Record<Runner, LauncherFactory>> = {
       },
     };
   },
-  aci: ({ env, settings, clients, store, assets, clock, secrets, material }) => {
+  aci: ({ settings, clock, secrets, prepare, runLogs }) => {
     let aci: ReturnType<typeof aciOptionsFromSettings>;
     try {
       aci = aciOptionsFromSettings(settings);
@@ -323,19 +323,15 @@ const launcherFactories: Partial<Record<Runner, LauncherFactory>> = {
                       },
                     }),
                 // ACI takes values (secureValue), not references: the dispatcher resolves them.
-                prepare: (run) => prepareTask({ store, assets, secrets, ...material }, run),
-                archive: new DynamoLogStore({
-                  client: clients.dynamodb,
-                  tableName: env.LOGS_TABLE ?? env.RUNS_TABLE,
-                  clock,
-                }),
+                prepare: (run) => prepare(run),
+                archive: runLogs,
                 clock,
               });
             },
       ),
     };
   },
-  kubernetes: ({ env, settings, clients, store, assets, clock, secrets, material }) => {
+  kubernetes: ({ settings, clock, prepare, runLogs }) => {
     // Lambda is never in a cluster: kubernetes_kubeconfig must name a kubeconfig file (token or certificate, no exec).
     if (settings.kubernetes_kubeconfig === undefined) {
       return {
@@ -352,13 +348,9 @@ const launcherFactories: Partial<Record<Runner, LauncherFactory>> = {
               const built = (await import('./kubernetes.ts')).buildKubernetesLauncher({
                 settings,
                 env: {},
-                archive: new DynamoLogStore({
-                  client: clients.dynamodb,
-                  tableName: env.LOGS_TABLE ?? env.RUNS_TABLE,
-                  clock,
-                }),
+                archive: runLogs,
                 clock,
-                prepare: (run) => prepareTask({ store, assets, secrets, ...material }, run),
+                prepare: (run) => prepare(run),
               });
               if ('unavailable' in built) throw new LaunchRejectedError(built.unavailable);
               return built.launcher;
@@ -366,7 +358,7 @@ const launcherFactories: Partial<Record<Runner, LauncherFactory>> = {
       ),
     };
   },
-  gcp: ({ settings, store, assets, secrets, material }) => {
+  gcp: ({ settings, prepare }) => {
     let gcp: ReturnType<typeof cloudRunOptionsFromSettings>;
     try {
       gcp = cloudRunOptionsFromSettings(settings);
@@ -393,8 +385,7 @@ const launcherFactories: Partial<Record<Runner, LauncherFactory>> = {
                 tasks: new TasksClient({ fallback: true, auth }),
                 http: auth,
                 // Cloud Run resolves stored secrets from Secret Manager itself; only minted material reaches secretEnv.
-                prepare: (run) =>
-                  prepareTask({ store, assets, secrets, ...material }, run, { resolveSecrets: false }),
+                prepare: (run) => prepare(run, { resolveSecrets: false }),
               });
             },
       ),
@@ -501,7 +492,12 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
     clock,
     logger,
     secrets,
-    material,
+    prepare: (run, options) => prepareTask({ store, assets, secrets, ...material }, run, options),
+    runLogs: new DynamoLogStore({
+      client: clients.dynamodb,
+      tableName: env.LOGS_TABLE ?? env.RUNS_TABLE,
+      clock,
+    }),
   };
   const launchers: Record<string, Launcher> = {};
   const unavailable: Partial<Record<Runner, string>> = {};
