@@ -9,9 +9,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { TokenCredential } from '@azure/identity';
 import { z } from 'zod';
 import type { ApiDeps } from '../../functions/api/deps.ts';
-import { AciNotConfiguredError } from '../adapters/aci/errors.ts';
 import { AciLauncher, aciOptionsFromSettings } from '../adapters/aci/launcher.ts';
-import { CloudRunNotConfiguredError } from '../adapters/cloud-run/errors.ts';
 import { CloudRunLauncher, cloudRunOptionsFromSettings } from '../adapters/cloud-run/launcher.ts';
 import { awslogsStreamName, CloudWatchLogReader } from '../adapters/cloudwatch-logs/log-reader.ts';
 import { DynamoLogStore } from '../adapters/dynamodb/log-store.ts';
@@ -31,6 +29,7 @@ import {
   type FieldError,
   LauncherUnavailableError,
   LaunchRejectedError,
+  RunnerNotConfiguredError,
   SettingsInvalidError,
 } from '../domain/errors.ts';
 import type { Run, Runner } from '../domain/run.ts';
@@ -284,7 +283,7 @@ const launcherFactories: Partial<Record<Runner, LauncherFactory>> = {
     try {
       aci = aciOptionsFromSettings(settings);
     } catch (error) {
-      if (error instanceof AciNotConfiguredError) return { unavailable: error.message };
+      if (error instanceof RunnerNotConfiguredError) return { unavailable: error.message };
       throw error;
     }
     if (aci === undefined)
@@ -363,7 +362,7 @@ const launcherFactories: Partial<Record<Runner, LauncherFactory>> = {
     try {
       gcp = cloudRunOptionsFromSettings(settings);
     } catch (error) {
-      if (error instanceof CloudRunNotConfiguredError) return { unavailable: error.message };
+      if (error instanceof RunnerNotConfiguredError) return { unavailable: error.message };
       throw error;
     }
     return {

@@ -78,6 +78,26 @@ export class RunnerRefusedError extends DomainError {
   readonly code = 'runner_refused';
 }
 
+/**
+ * A backend whose required settings are missing, with the seeds' message
+ * ("Ansible ACI runner is not configured: set azure_resource_group"): what
+ * runner resolution refuses with at submit, and what an adapter throws when
+ * it is built from such settings.
+ *
+ * @example
+ * throw new RunnerNotConfiguredError('Ansible ACI runner is not configured: set azure_resource_group', ['azure_resource_group']);
+ */
+export class RunnerNotConfiguredError extends DomainError {
+  readonly code = 'runner_not_configured';
+
+  constructor(
+    message: string,
+    readonly missingKeys: readonly string[] = [],
+  ) {
+    super(message);
+  }
+}
+
 /** The backend could not be reached or throttled us: try again later. */
 export class LauncherUnavailableError extends DomainError {
   readonly code = 'launcher_unavailable';

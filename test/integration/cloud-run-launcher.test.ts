@@ -2,7 +2,6 @@ import { inspect } from 'node:util';
 import { ExecutionsClient, JobsClient, TasksClient } from '@google-cloud/run';
 import { OAuth2Client } from 'google-auth-library';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CloudRunNotConfiguredError } from '../../shared/adapters/cloud-run/errors.ts';
 import {
   cloudRunJobId,
   formatCloudRunHandle,
@@ -19,7 +18,11 @@ import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
 import { type PreparedTask, prepareTask } from '../../shared/app/task-prep.ts';
 import { loadSettings } from '../../shared/config/settings.ts';
-import { LauncherUnavailableError, LaunchRejectedError } from '../../shared/domain/errors.ts';
+import {
+  LauncherUnavailableError,
+  LaunchRejectedError,
+  RunnerNotConfiguredError,
+} from '../../shared/domain/errors.ts';
 import { newRun, type Run, type SecretBinding, transition } from '../../shared/domain/run.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
 import { newId } from '../../shared/ids.ts';
@@ -546,7 +549,7 @@ describe('cloudRunOptionsFromSettings', () => {
   it("refuses with the seeds' message when the project or a region is missing", () => {
     const refuse = (env: Record<string, string>) => () => cloudRunOptionsFromSettings(loadSettings({ env }));
 
-    expect(refuse({ GCP_REGION: 'europe-west1' })).toThrow(CloudRunNotConfiguredError);
+    expect(refuse({ GCP_REGION: 'europe-west1' })).toThrow(RunnerNotConfiguredError);
     expect(refuse({ GCP_REGION: 'europe-west1' })).toThrow(
       /^Ansible Cloud Run runner is not configured: set gcp_project_id$/,
     );

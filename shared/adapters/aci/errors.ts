@@ -1,19 +1,19 @@
-import { DomainError, LauncherUnavailableError, LaunchRejectedError } from '../../domain/errors.ts';
+import {
+  DomainError,
+  LauncherUnavailableError,
+  LaunchRejectedError,
+  RunnerNotConfiguredError,
+} from '../../domain/errors.ts';
 
 /**
- * A backend whose required settings are missing, with the seeds' message
- * ("Ansible ACI runner is not configured: set azure_resource_group"). Carries
- * the `runner_not_configured` code the HTTP table already maps; kept here
- * until shared/domain/errors.ts has a RunnerNotConfiguredError of its own.
+ * ACI's settings are incomplete: the seeds' message naming every missing key.
  *
  * @example
  * throw new AciNotConfiguredError(['azure_resource_group']);
  */
-export class AciNotConfiguredError extends DomainError {
-  readonly code = 'runner_not_configured';
-
-  constructor(readonly missingKeys: readonly string[]) {
-    super(`Ansible ACI runner is not configured: set ${missingKeys.join(', ')}`);
+export class AciNotConfiguredError extends RunnerNotConfiguredError {
+  constructor(missingKeys: readonly string[]) {
+    super(`Ansible ACI runner is not configured: set ${missingKeys.join(', ')}`, missingKeys);
   }
 }
 

@@ -1,4 +1,4 @@
-import { DomainError, LauncherUnavailableError, LaunchRejectedError } from '../../domain/errors.ts';
+import { type DomainError, LauncherUnavailableError, LaunchRejectedError } from '../../domain/errors.ts';
 import { parseRetryAfter } from '../retry.ts';
 
 /**
@@ -168,19 +168,4 @@ export function googleError(
   return isTransient(error)
     ? new LauncherUnavailableError(`${service} ${action} failed, will retry (${said})`, cause)
     : new LaunchRejectedError(`${service} ${action} was refused (${said})`, cause);
-}
-
-/**
- * The Cloud Run runner lacks a setting it cannot work without; the message is
- * the seeds' ("Ansible Cloud Run runner is not configured: set gcp_project_id").
- * Permanent, and mapped to `runner_not_configured` like the resolution refusal.
- */
-export class CloudRunNotConfiguredError extends DomainError {
-  readonly code = 'runner_not_configured';
-  constructor(
-    message: string,
-    readonly missingKeys: readonly string[],
-  ) {
-    super(message);
-  }
 }

@@ -1,18 +1,16 @@
 import type { ExecutionsClient, JobsClient, protos, TasksClient } from '@google-cloud/run';
 import type { PreparedTask } from '../../app/task-prep.ts';
 import type { Settings } from '../../config/settings.ts';
-import { LauncherUnavailableError, LaunchRejectedError } from '../../domain/errors.ts';
+import {
+  LauncherUnavailableError,
+  LaunchRejectedError,
+  RunnerNotConfiguredError,
+} from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
 import type { BackendStatus, Launcher, LaunchRequest } from '../../ports/launcher.ts';
 import type { LogPage } from '../../ports/log-store.ts';
 import { EphemeralSecrets } from './ephemeral-secrets.ts';
-import {
-  CloudRunNotConfiguredError,
-  googleError,
-  isAlreadyExists,
-  isNotFound,
-  isTransient,
-} from './errors.ts';
+import { googleError, isAlreadyExists, isNotFound, isTransient } from './errors.ts';
 import { executionStatus, isCancelled, isFinished, type TaskFacts, taskFacts } from './execution-status.ts';
 import type { AuthorizedHttp, RetryTuning } from './google-http.ts';
 import { retrying } from './google-http.ts';
@@ -57,7 +55,7 @@ export interface CloudRunSettings {
 
 /**
  * `gcp_project_id`, `gcp_ansible_cloud_run_region` (else `gcp_region`) and
- * `gcp_ansible_vpc_connector`. Throws CloudRunNotConfiguredError with the
+ * `gcp_ansible_vpc_connector`. Throws RunnerNotConfiguredError with the
  * seeds' message, naming every missing key, when the project or a region is
  * not set (the same rule as runner resolution's refusal).
  *
@@ -81,7 +79,7 @@ export function cloudRunOptionsFromSettings(
     ...(region === undefined ? ['gcp_region'] : []),
   ];
   if (project === undefined || region === undefined) {
-    throw new CloudRunNotConfiguredError(
+    throw new RunnerNotConfiguredError(
       `${family} Cloud Run runner is not configured: set ${missing.join(', ')}`,
       missing,
     );

@@ -14,11 +14,6 @@ import { parseRetryAfter } from '../retry.ts';
  * try { await core.readNamespacedPod({ name, namespace }) } catch (e) { throw kubeError(e, 'read pod') }
  */
 
-/** The runner cannot be built from the settings (no kubeconfig and not in a cluster). */
-export class KubernetesNotConfiguredError extends DomainError {
-  readonly code = 'runner_not_configured';
-}
-
 /** HTTP status of an API answer; undefined when nothing answered. */
 export function statusOf(error: unknown): number | undefined {
   return error instanceof ApiException && typeof error.code === 'number' ? error.code : undefined;

@@ -12,13 +12,18 @@ import {
 } from '@kubernetes/client-node';
 import type { PreparedTask } from '../../app/task-prep.ts';
 import type { Settings } from '../../config/settings.ts';
-import { LauncherUnavailableError, LaunchRejectedError, SettingsInvalidError } from '../../domain/errors.ts';
+import {
+  LauncherUnavailableError,
+  LaunchRejectedError,
+  RunnerNotConfiguredError,
+  SettingsInvalidError,
+} from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { BackendStatus, Launcher, LaunchRequest } from '../../ports/launcher.ts';
 import type { LogLineInput, LogPage, LogStore } from '../../ports/log-store.ts';
 import { withRetry } from '../retry.ts';
-import { isTransient, KubernetesNotConfiguredError, kubeError, retryAfterMs, statusOf } from './errors.ts';
+import { isTransient, kubeError, retryAfterMs, statusOf } from './errors.ts';
 import {
   attemptOf,
   configMapNameFor,
@@ -132,7 +137,7 @@ export function kubernetesSettingsFrom(
   if (path !== undefined && path !== '') kubeconfig = { kind: 'file', path };
   else if ((env.KUBERNETES_SERVICE_HOST ?? '') !== '') kubeconfig = { kind: 'in-cluster' };
   else {
-    throw new KubernetesNotConfiguredError(
+    throw new RunnerNotConfiguredError(
       'Kubernetes pod runner is not configured: set kubernetes_kubeconfig (the control plane is not running in a cluster: KUBERNETES_SERVICE_HOST is not set)',
     );
   }
