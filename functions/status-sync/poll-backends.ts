@@ -1,6 +1,6 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import type { AppDeps } from '../../shared/app/deps.ts';
-import { BackendPoller } from '../../shared/app/poll-backends.ts';
+import { BackendPoller, pollerOptionsFrom } from '../../shared/app/poll-backends.ts';
 import { lambdaHandler } from '../../shared/composition/lambda.ts';
 
 export interface PollBackendsReport {
@@ -25,13 +25,7 @@ export function makePollBackends(
   event: ScheduledEvent | undefined,
   context: Pick<Context, 'getRemainingTimeInMillis'>,
 ) => Promise<PollBackendsReport> {
-  const s = deps.settings;
-  const poller = new BackendPoller(deps, {
-    intervalSeconds: s.poll_interval_seconds,
-    statusUnknownGraceSeconds: s.status_unknown_grace_seconds,
-    missingGraceSeconds: Math.max(120, 10 * s.poll_interval_seconds),
-    cancelGraceSeconds: s.cleanup_grace_seconds,
-  });
+  const poller = new BackendPoller(deps, pollerOptionsFrom(deps.settings));
   return async (_event, context) => {
     if (!poller.hasWork) return { sweeps: 0 };
     const deadline = deps.clock.nowMs() + context.getRemainingTimeInMillis() - SAFETY_MS;

@@ -1,9 +1,31 @@
+import type { Settings } from '../config/settings.ts';
 import type { Runner } from '../domain/run.ts';
 import type { AppDeps } from './deps.ts';
 import { type SyncBackendsReport, syncBackends } from './sync-backends.ts';
 
 /** Backends that push no status events: ACI, Cloud Run and Kubernetes are only known by asking. */
 export const POLLED_BACKENDS: readonly Runner[] = ['aci', 'gcp', 'kubernetes'];
+
+/**
+ * The poller's options from the operator's settings: `poll_interval_seconds`,
+ * `status_unknown_grace_seconds`, `cleanup_grace_seconds`. A task the backend
+ * does not know yet fails the run only after ten sweeps, and never sooner
+ * than two minutes (a Cloud Run execution or an ACI group can take that long
+ * to appear after the create returned).
+ */
+export function pollerOptionsFrom(
+  settings: Pick<
+    Settings,
+    'poll_interval_seconds' | 'status_unknown_grace_seconds' | 'cleanup_grace_seconds'
+  >,
+): BackendPollerOptions {
+  return {
+    intervalSeconds: settings.poll_interval_seconds,
+    statusUnknownGraceSeconds: settings.status_unknown_grace_seconds,
+    missingGraceSeconds: Math.max(120, 10 * settings.poll_interval_seconds),
+    cancelGraceSeconds: settings.cleanup_grace_seconds,
+  };
+}
 
 export interface BackendPollerOptions {
   /** Seconds between sweeps (`poll_interval_seconds`). */

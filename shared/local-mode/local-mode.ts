@@ -15,7 +15,7 @@ import { SqliteLogStore } from '../adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../adapters/sqlite/run-store.ts';
 import { SqliteWorkQueue } from '../adapters/sqlite/work-queue.ts';
 import type { AppDeps } from '../app/deps.ts';
-import { BackendPoller } from '../app/poll-backends.ts';
+import { BackendPoller, pollerOptionsFrom } from '../app/poll-backends.ts';
 import { reconcileRuns } from '../app/reconcile.ts';
 import { prepareTask } from '../app/task-prep.ts';
 import {
@@ -209,12 +209,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
   reconcileTimer.unref();
 
   // Backends without push events (Kubernetes here) are polled every poll_interval_seconds.
-  const poller = new BackendPoller(deps, {
-    intervalSeconds: settings.poll_interval_seconds,
-    statusUnknownGraceSeconds: settings.status_unknown_grace_seconds,
-    missingGraceSeconds: Math.max(120, 10 * settings.poll_interval_seconds),
-    cancelGraceSeconds: settings.cleanup_grace_seconds,
-  });
+  const poller = new BackendPoller(deps, pollerOptionsFrom(settings));
   let polling: Promise<unknown> | undefined;
   const pollTimer = poller.hasWork
     ? setInterval(() => {

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BackendPoller } from '../../../shared/app/poll-backends.ts';
+import { BackendPoller, pollerOptionsFrom } from '../../../shared/app/poll-backends.ts';
+import { loadSettings } from '../../../shared/config/settings.ts';
 import { LauncherUnavailableError } from '../../../shared/domain/errors.ts';
 import { isTerminal, type Run } from '../../../shared/domain/run.ts';
 import type { BackendStatus } from '../../../shared/ports/launcher.ts';
@@ -184,5 +185,17 @@ describe('BackendPoller (ACI, Cloud Run, Kubernetes)', () => {
     expect(sweeps).toBe(3);
     expect(sleeps).toEqual([3000, 3000, 3000]);
     expect(aci.statusCalls).toBe(3);
+  });
+
+  it('takes its options from the settings, waiting ten sweeps and at least two minutes for a missing task', () => {
+    expect(pollerOptionsFrom(loadSettings({ env: {} }))).toEqual({
+      intervalSeconds: 3,
+      statusUnknownGraceSeconds: 300,
+      missingGraceSeconds: 120,
+      cancelGraceSeconds: 30,
+    });
+    expect(
+      pollerOptionsFrom(loadSettings({ env: { POLL_INTERVAL_SECONDS: '30', CLEANUP_GRACE_SECONDS: '5' } })),
+    ).toMatchObject({ intervalSeconds: 30, missingGraceSeconds: 300, cancelGraceSeconds: 5 });
   });
 });
