@@ -1,4 +1,5 @@
 import type { Settings } from '../config/settings.ts';
+import { checkoutMinutes } from '../domain/checkout.ts';
 import { LaunchRejectedError, NotFoundError } from '../domain/errors.ts';
 import type { Run } from '../domain/run.ts';
 import type { ClusterTarget, DatabaseTarget, Target, VmTarget } from '../domain/target.ts';
@@ -208,9 +209,10 @@ async function databaseMaterial(
         `Registered database ${target.id} needs a just-in-time checkout, but Password Safe is not configured: set password_safe_url, password_safe_api_key_secret and password_safe_runas`,
       );
     }
-    const minutes = Math.max(
+    // The run's timeout plus five minutes for the task to start and the check-in to arrive.
+    const minutes = checkoutMinutes(
       deps.settings?.password_safe_checkout_minutes ?? 60,
-      Math.ceil(run.timeoutSeconds / 60) + 5,
+      run.timeoutSeconds + 300,
     );
     const lease = await deps.credentials.checkout({
       account: target.managedAccount,

@@ -3,17 +3,15 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  checkoutMinutes,
-  PasswordSafeBroker,
-  withCheckedOutAccount,
-} from '../../shared/adapters/password-safe/broker.ts';
+import { PasswordSafeBroker } from '../../shared/adapters/password-safe/broker.ts';
 import { ProcessExecutor } from '../../shared/adapters/relay/process-executor.ts';
+import { checkoutMinutes } from '../../shared/domain/checkout.ts';
 import { inventoryForRun } from '../../shared/domain/inventory.ts';
 import { type DatabaseTarget, DatabaseTargetSchema } from '../../shared/domain/target.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
 import type { ExecutionResult } from '../../shared/ports/executor.ts';
 import type { LogLineInput } from '../../shared/ports/log-store.ts';
+import { withCheckedOutAccount } from '../support/checkout.ts';
 import {
   type FakeAccount,
   type FakePasswordSafe,

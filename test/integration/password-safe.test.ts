@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  checkoutMinutes,
   PasswordSafeBroker,
   type PasswordSafeBrokerOptions,
   passwordSafeBrokerFromSettings,
-  withCheckedOutAccount,
 } from '../../shared/adapters/password-safe/broker.ts';
+import { checkoutMinutes } from '../../shared/domain/checkout.ts';
 import {
   LauncherUnavailableError,
   LaunchRejectedError,
   SettingsInvalidError,
 } from '../../shared/domain/errors.ts';
+import { withCheckedOutAccount } from '../support/checkout.ts';
 import {
   type FakePasswordSafe,
   type InjectedFailure,

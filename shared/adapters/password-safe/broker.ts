@@ -1,4 +1,5 @@
 import type { Settings } from '../../config/settings.ts';
+import { MAX_CHECKOUT_MINUTES } from '../../domain/checkout.ts';
 import {
   type FieldError,
   LauncherUnavailableError,
@@ -55,8 +56,6 @@ export interface PasswordSafeBrokerOptions {
   readonly checkinRetryBaseMs?: number;
 }
 
-/** Password Safe's limit on a request's duration. */
-const MAX_DURATION_MINUTES = 525_600;
 const LEASE_PREFIX = 'ps1';
 
 /** The fields we use of a ManagedAccount; the ID casing differs between API answers, so both are read. */
@@ -159,10 +158,10 @@ export class PasswordSafeBroker implements CredentialBroker {
     if (
       !Number.isInteger(request.durationMinutes) ||
       request.durationMinutes < 1 ||
-      request.durationMinutes > MAX_DURATION_MINUTES
+      request.durationMinutes > MAX_CHECKOUT_MINUTES
     ) {
       throw new LaunchRejectedError(
-        `The ${what} asks for ${request.durationMinutes} minutes; Password Safe takes 1 to ${MAX_DURATION_MINUTES}`,
+        `The ${what} asks for ${request.durationMinutes} minutes; Password Safe takes 1 to ${MAX_CHECKOUT_MINUTES}`,
       );
     }
     const session = await PasswordSafeSession.signIn(this.#api, what);
@@ -351,54 +350,4 @@ export function passwordSafeBrokerFromSettings(
     apiKey,
     runAs: settings.password_safe_runas,
   });
-}
-
-/**
- * How long to check an account out for: the configured minutes
- * (`password_safe_checkout_minutes`), or the run's own timeout when that is
- * longer, so the credential never expires under a running play.
- *
- * @example
- * checkoutMinutes(60, 3 * 3600); // 180
- */
-export function checkoutMinutes(configuredMinutes: number, runTimeoutSeconds: number): number {
-  return Math.min(MAX_DURATION_MINUTES, Math.max(configuredMinutes, Math.ceil(runTimeoutSeconds / 60)));
-}
-
-/**
- * Check an account out, hand the lease to `use`, and check it in again
- * however `use` ends — the try/finally every database run needs. `use`'s
- * outcome always wins: a failed check-in after a successful `use` is thrown
- * only when no `onCheckinError` is given, and after a failed `use` it is
- * reported to `onCheckinError` (the lease still expires by itself in
- * Password Safe after its duration).
- *
- * @example
- * const exitCode = await withCheckedOutAccount(broker, { account, reason: run.id, durationMinutes }, (lease) =>
- *   runPlay({ db_login_user: lease.username }, { db_login_password: lease.password }),
- * );
- */
-export async function withCheckedOutAccount<T>(
-  broker: CredentialBroker,
-  request: CheckoutRequest,
-  use: (lease: Lease) => Promise<T>,
-  options: { readonly onCheckinError?: (error: unknown, leaseId: string) => void } = {},
-): Promise<T> {
-  const lease = await broker.checkout(request);
-  let result: T;
-  try {
-    result = await use(lease);
-  } catch (error) {
-    await broker
-      .checkin(lease.id)
-      .catch((checkinError: unknown) => options.onCheckinError?.(checkinError, lease.id));
-    throw error;
-  }
-  try {
-    await broker.checkin(lease.id);
-  } catch (error) {
-    if (options.onCheckinError === undefined) throw error;
-    options.onCheckinError(error, lease.id);
-  }
-  return result;
 }
