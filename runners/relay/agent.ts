@@ -1,6 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '@aws-lambda-powertools/logger';
+import type { AssetStorage } from '../../shared/app/asset-access.ts';
 import type { ConnectionDeps } from '../../shared/app/connection-material.ts';
 import { releaseCredentials } from '../../shared/app/credentials.ts';
 import { decodeRunMessage } from '../../shared/app/deps.ts';
@@ -37,6 +38,10 @@ export interface RelayAgentOptions {
   readonly executor: Executor;
   readonly secrets: SecretSource;
   readonly assets: AssetStore;
+  /** How runs reach their asset when `assets` is an object store (read URLs); default `assets` as is. */
+  readonly storage?: AssetStorage;
+  /** Lifetime of an asset read URL (`start_deadline_seconds`). */
+  readonly startDeadlineSeconds?: number;
   readonly clock: Clock;
   readonly logger: Logger;
   /** Directory for per-run work directories. */

@@ -515,6 +515,8 @@ function secretValues(spec: TaskSpec, env: NodeJS.ProcessEnv): string[] {
     ...fromEnv(spec.sshKeyEnv === undefined ? [] : [spec.sshKeyEnv]),
     ...kubeconfigs,
     ...kubeconfigs.flatMap(kubeconfigSecrets),
+    // A read URL's query is its capability (presigned GET, SAS, V4 signature).
+    ...assetUrlCapability(spec),
     // A WinRM password forwarded as a plain extra var (local runner only) is still a secret.
     ...plaintextPasswords(spec.extraVars),
     ...fromEnv(
@@ -524,6 +526,20 @@ function secretValues(spec: TaskSpec, env: NodeJS.ProcessEnv): string[] {
         .filter((name) => name !== ''),
     ),
   ];
+}
+
+/** The signed query of a `url` asset, and the signature alone, for the redactor. */
+function assetUrlCapability(spec: TaskSpec): string[] {
+  if (spec.asset.kind !== 'url') return [];
+  try {
+    const url = new URL(spec.asset.url);
+    const signatures = ['X-Amz-Signature', 'X-Goog-Signature', 'sig']
+      .map((name) => url.searchParams.get(name))
+      .filter((v): v is string => v !== null);
+    return url.search.length > 1 ? [url.search.slice(1), ...signatures] : signatures;
+  } catch {
+    return [];
+  }
 }
 
 /** The secret env the spec promises must be there: a tool run without its credentials fails in confusing ways. */

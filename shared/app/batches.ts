@@ -3,7 +3,7 @@ import { NotFoundError, NothingToRetryError, SelectionRefusedError } from '../do
 import { isTerminal, newRun, type Run, transition } from '../domain/run.ts';
 import type { Target } from '../domain/target.ts';
 import type { SubmitBatchBody } from '../http/schemas.ts';
-import { type AppDeps, encodeRunMessage } from './deps.ts';
+import { type AppDeps, encodeRunMessage, storageOf } from './deps.ts';
 import { planRun } from './runs.ts';
 
 /** SQS SendMessageBatch takes at most 10 entries. */
@@ -59,7 +59,8 @@ export async function submitBatch(
       })),
     );
   }
-  const asset = await deps.assets.locate(body.asset);
+  // A bad or missing asset is refused before anything is written; with no active backend, planRun refuses the run.
+  if (storageOf(deps).setup.active !== undefined) await deps.assets.locate(body.asset);
 
   const batchId = deps.newId();
   const now = deps.clock.now();
@@ -77,7 +78,7 @@ export async function submitBatch(
       },
       now,
     );
-    const plan = planRun(deps, draft, target, asset);
+    const plan = planRun(deps, draft, target);
     return plan.ok
       ? { ...draft, runner: plan.runner, image: plan.image }
       : transition(draft, 'refused', now, { reason: plan.reason });

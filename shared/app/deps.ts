@@ -7,6 +7,7 @@ import type { Launchers } from '../ports/launcher.ts';
 import type { LogReader } from '../ports/log-store.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { WorkQueue } from '../ports/work-queue.ts';
+import type { AssetStorage } from './asset-access.ts';
 
 /** Whether `local` (relay) runs can be served here, and why not. */
 export interface RelayAvailability {
@@ -20,6 +21,11 @@ export interface AppDeps {
   readonly dispatchQueue: WorkQueue;
   readonly logs: LogReader;
   readonly assets: AssetStore;
+  /**
+   * The active storage backend and, in local mode, the object store local assets are staged in for
+   * in-cloud runners. Absent: `assets` alone, as what it is.
+   */
+  readonly storage?: AssetStorage;
   readonly settings: Settings;
   readonly launchers: Launchers;
   readonly relay: RelayAvailability;
@@ -48,3 +54,7 @@ export function decodeRunMessage(body: string): RunMessage | undefined {
   }
   return undefined;
 }
+
+/** The storage this mode has, as the submit-time check and task preparation see it. */
+export const storageOf = (deps: Pick<AppDeps, 'assets' | 'storage'>): AssetStorage =>
+  deps.storage ?? { setup: { active: deps.assets.backend }, assets: deps.assets };

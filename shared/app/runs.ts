@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { RUNNER_NAMES } from '../domain/asset-access.ts';
 import { NotFoundError, RunnerRefusedError, ValidationError } from '../domain/errors.ts';
 import {
   isRelayOwner,
@@ -13,33 +14,24 @@ import { resolveRunner } from '../domain/runner-resolution.ts';
 import { selectionProblem } from '../domain/selection.ts';
 import type { Target } from '../domain/target.ts';
 import type { SubmitRunBody } from '../http/schemas.ts';
-import type { AssetLocation } from '../ports/asset-store.ts';
-import { type AppDeps, encodeRunMessage } from './deps.ts';
+import { assetAccessProblem } from './asset-access.ts';
+import { type AppDeps, encodeRunMessage, storageOf } from './deps.ts';
 import { mutateRun } from './run-updates.ts';
 
 export type Plan =
   | { readonly ok: true; readonly runner: Runner; readonly image: string }
   | { readonly ok: false; readonly reason: string };
 
-const BACKEND_NAMES: Record<Runner, string> = {
-  local: 'local (relay)',
-  ecs: 'ECS',
-  aci: 'ACI',
-  gcp: 'Cloud Run',
-  kubernetes: 'Kubernetes pod',
-};
-
 /**
  * Decide where a run executes: the seeds' resolution rules, then whether this
- * deployment has a launcher for the resolved backend. Used at submit and again
- * at dispatch, so a settings change in between is honoured.
+ * deployment has a launcher for the resolved backend and whether that
+ * runner's task can read the asset from the active storage backend. Used at
+ * submit and again at dispatch, so a settings change in between is honoured.
  */
 export function planRun(
-  deps: Pick<AppDeps, 'settings' | 'launchers' | 'relay'>,
+  deps: Pick<AppDeps, 'settings' | 'launchers' | 'relay' | 'assets' | 'storage'>,
   run: Pick<Run, 'kind' | 'extraVars' | 'secrets' | 'asset'>,
   target: Target | undefined,
-  /** Where the asset lives, when known: a host-local file cannot reach an in-cloud task. */
-  asset?: AssetLocation,
 ): Plan {
   const resolved = resolveRunner(
     {
@@ -58,15 +50,11 @@ export function planRun(
   if (deps.launchers[resolved.runner] === undefined) {
     return {
       ok: false,
-      reason: `The ${BACKEND_NAMES[resolved.runner]} runner is not available in this deployment: no launcher for it is configured`,
+      reason: `The ${RUNNER_NAMES[resolved.runner]} runner is not available in this deployment: no launcher for it is configured`,
     };
   }
-  if (resolved.runner !== 'local' && asset?.kind === 'file') {
-    return {
-      ok: false,
-      reason: `The asset ${run.asset} exists only on this host's filesystem, which the ${BACKEND_NAMES[resolved.runner]} runner cannot read: move it to object storage (the active storage backend) first`,
-    };
-  }
+  const unreadable = assetAccessProblem(storageOf(deps), resolved.runner);
+  if (unreadable !== undefined) return { ok: false, reason: unreadable };
   return { ok: true, runner: resolved.runner, image: resolved.image };
 }
 
@@ -103,7 +91,8 @@ export async function submitRun(
   options: { idempotencyKey?: string; batchId?: string } = {},
 ): Promise<SubmitResult> {
   const target = await loadSelectedTarget(deps, body);
-  const asset = await deps.assets.locate(body.asset);
+  // A bad or missing asset is refused before anything is written; with no active backend, planRun refuses the run.
+  if (storageOf(deps).setup.active !== undefined) await deps.assets.locate(body.asset);
 
   const now = deps.clock.now();
   const { timeoutSeconds, ...rest } = body;
@@ -117,7 +106,7 @@ export async function submitRun(
     },
     now,
   );
-  const plan = planRun(deps, draft, target, asset);
+  const plan = planRun(deps, draft, target);
   const run = plan.ok
     ? { ...draft, runner: plan.runner, image: plan.image }
     : transition(draft, 'refused', now, { reason: plan.reason });

@@ -3,11 +3,16 @@ import { inventoryForRun } from '../domain/inventory.ts';
 import { amend, type Run } from '../domain/run.ts';
 import { assetTypeOf, type TaskSpec } from '../domain/task.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
-import type { Clock } from '../ports/clock.ts';
+import { type Clock, systemClock } from '../ports/clock.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
+import { type AssetStorage, taskAsset } from './asset-access.ts';
 import { type ConnectionDeps, connectionMaterial } from './connection-material.ts';
+import { storageOf } from './deps.ts';
 import { mutateRun } from './run-updates.ts';
+
+/** The settings' default for `start_deadline_seconds`. */
+const DEFAULT_START_DEADLINE_SECONDS = 900;
 
 export interface PreparedTask {
   readonly spec: TaskSpec;
@@ -36,6 +41,10 @@ export async function prepareTask(
   deps: ConnectionDeps & {
     readonly store: RunStore;
     readonly assets: AssetStore;
+    /** How the run's runner reaches the asset (read URLs, staging); default `assets` as what it is. */
+    readonly storage?: AssetStorage;
+    /** The lifetime of a task's asset read URL (`start_deadline_seconds`, default 900). */
+    readonly startDeadlineSeconds?: number;
     readonly secrets: SecretSource;
     readonly clock?: Clock;
   },
@@ -47,7 +56,10 @@ export async function prepareTask(
   if (run.targetId !== undefined && target === undefined) {
     throw new LaunchRejectedError(`Target ${run.targetId} no longer exists`);
   }
-  const asset = await deps.assets.locate(run.asset);
+  const asset = await taskAsset(storageOf(deps), run, {
+    startDeadlineSeconds: deps.startDeadlineSeconds ?? DEFAULT_START_DEADLINE_SECONDS,
+    clock: deps.clock ?? systemClock,
+  });
   const assetType = assetTypeOf(run.asset);
   if (assetType === undefined) throw new LaunchRejectedError(`No runner knows how to run ${run.asset}`);
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { STORAGE_BACKENDS } from '../domain/asset-access.ts';
 import { type FieldError, SettingsInvalidError } from '../domain/errors.ts';
 import { RUNNERS } from '../domain/run.ts';
 
@@ -61,6 +62,13 @@ export const SettingsSchema = z
     ).optional(),
     ansible_ecs_assign_public_ip: z.boolean().default(false),
     ansible_ecs_execution_role_arn: text().optional(),
+    /**
+     * Local mode: runner image → ECS task definition (family, family:revision or ARN) whose `runner`
+     * container runs that image; a deployed stack makes its own (ECS_TASK_DEFINITIONS).
+     */
+    ansible_ecs_task_definitions: z.record(z.string().min(1), z.string().min(1)).optional(),
+    /** Local mode: the CloudWatch Logs group those task definitions' awslogs driver writes to. */
+    ansible_ecs_log_group: text().optional(),
 
     // ACI plumbing.
     ansible_aci_subnet_id: text().optional(),
@@ -99,7 +107,29 @@ export const SettingsSchema = z
     /** Legacy AWS fallback: a Password Safe secret title. */
     ansible_ssh_key_secret: text().default('AWS_KEY'),
 
+    // Asset storage. The active backend is where POST /assets writes and runs read; unset, local mode
+    // uses the local filesystem and a deployed stack its S3 bucket. In-cloud tasks get a read URL.
+    storage_backend: z.enum(STORAGE_BACKENDS).optional(),
     local_storage_path: text().default('examples/playbooks'),
+    /** S3 bucket (and key prefix) of the s3 backend; a deployed stack sets its own bucket. */
+    asset_s3_bucket: text().optional(),
+    asset_s3_prefix: z.string().optional(),
+    /** Blob service URL of the azure_blob backend: https://<account>.blob.core.windows.net */
+    azure_storage_account_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    azure_storage_container: text().optional(),
+    azure_storage_prefix: z.string().optional(),
+    /**
+     * The NAME of the secret holding the storage account key, never the key: with it, read SASs are signed
+     * with the key; without it, with a user delegation key the Azure identity (AZURE_* env) asks for.
+     */
+    azure_storage_key_secret: text().optional(),
+    gcs_bucket: text().optional(),
+    gcs_prefix: z.string().optional(),
+    /**
+     * How long a launched task has to start and fetch its asset: the lifetime of its read URL (never past
+     * the run's own deadline). Fargate image pulls and Cloud Run cold starts take minutes at worst.
+     */
+    start_deadline_seconds: z.int().min(60).max(43_200).default(900),
     local_executor: z.enum(['auto', 'process', 'docker']).default('auto'),
     // The seeds' WORKER_REPLICAS: the ceiling on how many hosts a batch touches at once.
     relay_concurrency: z.int().min(1).max(64).default(3),
@@ -124,6 +154,16 @@ export const SettingsSchema = z
     portainer_allowed_source_cidrs: list(z.string()).pipe(z.array(cidr)).optional(),
   })
   .superRefine((s, ctx) => {
+    const needs = (key: keyof typeof s, why: string) => {
+      if (s[key] === undefined) ctx.addIssue({ code: 'custom', path: [key], message: `must be set ${why}` });
+    };
+    if (s.storage_backend === 'azure_blob') {
+      needs('azure_storage_account_url', 'when storage_backend is azure_blob');
+      needs('azure_storage_container', 'when storage_backend is azure_blob');
+    }
+    if (s.storage_backend === 'gcs') needs('gcs_bucket', 'when storage_backend is gcs');
+    if (s.azure_storage_container !== undefined)
+      needs('azure_storage_account_url', 'with azure_storage_container');
     if (s.default_timeout_seconds > s.max_timeout_seconds) {
       ctx.addIssue({
         code: 'custom',
@@ -170,6 +210,13 @@ function coerceEnv(key: string, raw: string): unknown {
       if (FALSE.has(lower)) return false;
       return raw;
     }
+    case 'object':
+      // A map from an environment variable is JSON text; anything else stays a string for zod to report.
+      try {
+        return JSON.parse(value) as unknown;
+      } catch {
+        return raw;
+      }
     default:
       return raw;
   }

@@ -20,7 +20,8 @@ export type ErrorCode =
   | 'settings_invalid'
   | 'selection_refused'
   | 'nothing_to_retry'
-  | 'asset_exists';
+  | 'asset_exists'
+  | 'no_active_storage';
 
 export interface FieldError {
   readonly path: string;
@@ -157,4 +158,9 @@ export class NothingToRetryError extends DomainError {
 /** An upload would replace an existing asset and the caller did not ask to overwrite. */
 export class AssetExistsError extends DomainError {
   readonly code = 'asset_exists';
+}
+
+/** No storage backend is usable here (the seeds' "No active storage backend"): assets can be neither stored nor read. */
+export class NoActiveStorageError extends DomainError {
+  readonly code = 'no_active_storage';
 }

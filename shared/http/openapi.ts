@@ -256,13 +256,14 @@ const ROUTE_DOCS = {
       201: { description: 'Created', schema: 'AssetUploaded' },
       200: { description: 'Replaced (overwrite: true)', schema: 'AssetUploaded' },
     },
-    errors: ['asset_outside_root', 'asset_exists'],
+    errors: ['asset_outside_root', 'asset_exists', 'no_active_storage'],
   },
   'GET /assets': {
     operationId: 'listAssets',
     summary: 'Assets on the active storage backend, with their type badge',
     tag: 'assets',
     responses: { 200: { description: 'Every asset, sorted by path', schema: 'AssetList' } },
+    errors: ['no_active_storage'],
   },
 } as const satisfies Record<RouteKey, RouteDoc>;
 

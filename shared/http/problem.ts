@@ -36,6 +36,7 @@ export const PROBLEM_KINDS = {
   selection_refused: { status: 422, title: 'The target selection is refused' },
   nothing_to_retry: { status: 409, title: 'The batch has nothing to retry' },
   asset_exists: { status: 409, title: 'An asset already exists at that path' },
+  no_active_storage: { status: 503, title: 'No active storage backend' },
 } as const satisfies Record<ErrorCode, ProblemKind>;
 
 interface Problem {

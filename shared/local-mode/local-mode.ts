@@ -7,7 +7,6 @@ import { makeDispatchRuns } from '../../functions/dispatcher/dispatch-runs.ts';
 import { makeSettleDeadLetters } from '../../functions/dispatcher/settle-dead-letters.ts';
 import { RelayAgent } from '../../runners/relay/agent.ts';
 import { CloudClusterAuth } from '../adapters/cluster-auth/cluster-auth.ts';
-import { LocalAssetStore } from '../adapters/local/asset-store.ts';
 import { FileSecretSource } from '../adapters/local/secret-source.ts';
 import { RelayLauncher } from '../adapters/relay/relay-launcher.ts';
 import { openDatabase } from '../adapters/sqlite/database.ts';
@@ -23,7 +22,9 @@ import {
   collectKubernetesOrphans,
   usesKubernetesRunner,
 } from '../composition/kubernetes.ts';
+import { buildLocalCloudLaunchers } from '../composition/local-launchers.ts';
 import { lazyPasswordSafe } from '../composition/password-safe.ts';
+import { buildLocalStorage } from '../composition/storage.ts';
 import { loadSettings } from '../config/settings.ts';
 import type { HttpHandler } from '../http/handler.ts';
 import { newId } from '../ids.ts';
@@ -110,8 +111,9 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
   // Local mode is the only consumer of these queues: nothing is in flight across a restart.
   for (const q of [dispatchQueue, dispatchDlq, relayQueue, relayDlq]) q.releaseInFlight();
 
-  const assets = new LocalAssetStore({ root: resolve(cwd, settings.local_storage_path) });
   const secrets = new FileSecretSource({ dataDir });
+  const storage = buildLocalStorage({ settings, secrets, cwd });
+  const assets = storage.assets;
   const choice = options.executor
     ? { executor: options.executor }
     : await chooseExecutor(settings.local_executor, {
@@ -122,15 +124,26 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
   const clusterAuth = new CloudClusterAuth({ clock });
   const credentials = lazyPasswordSafe(settings, secrets);
   const material = { settings, clusterAuth, ...(credentials === undefined ? {} : { credentials }) };
-  const launchers: Launchers =
-    choice.executor === undefined ? {} : { local: new RelayLauncher(relayQueue, logs) };
+  const prepareDeps = {
+    store,
+    assets,
+    storage,
+    startDeadlineSeconds: settings.start_deadline_seconds,
+    secrets,
+    clock,
+    ...material,
+  };
+  const launchers: Launchers = {
+    ...buildLocalCloudLaunchers({ settings, store, logs, clock, logger, secrets, prepareDeps }),
+    ...(choice.executor === undefined ? {} : { local: new RelayLauncher(relayQueue, logs) }),
+  };
   if (usesKubernetesRunner(settings)) {
     const built = buildKubernetesLauncher({
       settings,
       env,
       archive: logs,
       clock,
-      prepare: (run) => prepareTask({ store, assets, secrets, clock, ...material }, run),
+      prepare: (run) => prepareTask(prepareDeps, run),
     });
     if ('launcher' in built) {
       launchers.kubernetes = built.launcher;
@@ -145,6 +158,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     dispatchQueue,
     logs,
     assets,
+    storage,
     settings,
     launchers,
     relay:
@@ -191,6 +205,8 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
       executor: choice.executor,
       secrets,
       assets,
+      storage,
+      startDeadlineSeconds: settings.start_deadline_seconds,
       clock,
       logger,
       workRoot: join(dataDir, 'work'),

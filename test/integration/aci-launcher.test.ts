@@ -11,7 +11,7 @@ import {
   RUN_ID_TAG,
 } from '../../shared/adapters/aci/launcher.ts';
 import { GAP_NOTICE } from '../../shared/adapters/aci/log-cursor.ts';
-import { LocalAssetStore } from '../../shared/adapters/local/asset-store.ts';
+import type { AzureBlobAssetStore } from '../../shared/adapters/azure-blob/asset-store.ts';
 import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
 import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
@@ -23,7 +23,10 @@ import { newRun, type Run, type SecretBinding, transition } from '../../shared/d
 import type { TaskSpec } from '../../shared/domain/task.ts';
 import { newId } from '../../shared/ids.ts';
 import type { LogLine, LogPage } from '../../shared/ports/log-store.ts';
+import { azureAssetStore, exampleAssets } from '../support/asset-stores.ts';
 import { type FakeArmAci, type RecordedArmRequest, startFakeArmAci } from '../support/fake-arm-aci.ts';
+import { type FakeAzureBlob, startFakeAzureBlob } from '../support/fake-azure-blob.ts';
+import { runTaskOnLocalhost } from '../support/task-run.ts';
 import {
   createQueuedRun,
   ManualClock,
@@ -182,6 +185,9 @@ describe('containerGroupName', () => {
 
 describe('AciLauncher against a fake ARM', () => {
   let fake: FakeArmAci;
+  /** Assets on the Azure Blob fake: a container group reads its asset through a read SAS. */
+  let blobs: FakeAzureBlob;
+  let assets: AzureBlobAssetStore;
   let aci: ContainerInstanceManagementClient;
   let db: SqliteDatabase;
   let store: SqliteRunStore;
@@ -198,7 +204,7 @@ describe('AciLauncher against a fake ARM', () => {
         prepareTask(
           {
             store,
-            assets: new LocalAssetStore({ root: PLAYBOOKS_ROOT }),
+            assets,
             secrets: {
               get: async (name) => {
                 if (name === 'db-admin') return SECRET_VALUE;
@@ -251,6 +257,8 @@ describe('AciLauncher against a fake ARM', () => {
   };
 
   beforeAll(async () => {
+    blobs = await startFakeAzureBlob();
+    assets = azureAssetStore(blobs, 'rw-assets', exampleAssets('hello/site.yml'));
     fake = await startFakeArmAci();
     fake.createResourceGroup(RG);
     aci = clientFor(fake);
@@ -263,6 +271,7 @@ describe('AciLauncher against a fake ARM', () => {
   afterAll(async () => {
     db?.close();
     await fake?.close();
+    await blobs?.close();
   });
 
   it('creates one container group per run and attempt, with the run’s definition, and adopts it when launched again', async () => {
@@ -306,6 +315,15 @@ describe('AciLauncher against a fake ARM', () => {
       secretVars: [{ var: 'db_password', env: 'RW_SECRET_0' }],
       inventory: { all: { hosts: { 'vm-1': { ansible_host: '10.4.0.7' } } } },
     });
+    // The asset is a read-only SAS for that one blob, which the task fetches and runs.
+    const sas = new URL(spec.asset.kind === 'url' ? spec.asset.url : '');
+    expect(sas.pathname).toBe('/devstoreaccount1/rw-assets/playbooks/hello/site.yml');
+    expect(sas.searchParams.get('sp')).toBe('r');
+    expect(sas.searchParams.get('sr')).toBe('b');
+    const task = await runTaskOnLocalhost(spec);
+    expect(task.code).toBe(0);
+    expect(task.output).toContain('hi from ACI from localhost');
+    expect(task.output).not.toContain(sas.searchParams.get('sig'));
 
     // A new attempt is a new group; CPU and memory come from the options.
     const next = await launcher({ cpu: 2, memoryInGB: 4 }).launch({

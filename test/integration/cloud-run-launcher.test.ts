@@ -13,7 +13,7 @@ import {
   type CloudRunLauncherOptions,
   cloudRunOptionsFromSettings,
 } from '../../shared/adapters/cloud-run/launcher.ts';
-import { LocalAssetStore } from '../../shared/adapters/local/asset-store.ts';
+import type { GcsAssetStore } from '../../shared/adapters/gcs/asset-store.ts';
 import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
 import { type PreparedTask, prepareTask } from '../../shared/app/task-prep.ts';
@@ -27,7 +27,10 @@ import { newRun, type Run, type SecretBinding, transition } from '../../shared/d
 import type { TaskSpec } from '../../shared/domain/task.ts';
 import { newId } from '../../shared/ids.ts';
 import type { LogLine } from '../../shared/ports/log-store.ts';
+import { exampleAssets, gcsAssetStore, gcsSigner } from '../support/asset-stores.ts';
 import { type FakeCloudRun, startFakeCloudRun } from '../support/fake-cloud-run.ts';
+import { type FakeGcs, startFakeGcs } from '../support/fake-gcs.ts';
+import { runTaskOnLocalhost } from '../support/task-run.ts';
 import { PLAYBOOKS_ROOT, vmTarget } from '../unit/app/harness.ts';
 
 /**
@@ -74,6 +77,9 @@ const STORED_KEY = '-----BEGIN OPENSSH PRIVATE KEY-----\nssh-key-canary-77c2\n';
 
 describe('CloudRunLauncher against a loopback Cloud Run', () => {
   let fake: FakeCloudRun;
+  /** Assets on the GCS fake: a Cloud Run task reads its asset through a V4 signed URL. */
+  let gcs: FakeGcs;
+  let assets: GcsAssetStore;
   let auth: OAuth2Client;
   let jobs: JobsClient;
   let executions: ExecutionsClient;
@@ -100,7 +106,7 @@ describe('CloudRunLauncher against a loopback Cloud Run', () => {
         // A GCP VM over SSH: its key is the stored secret named by gcp_ssh_key_secret_name.
         settings: loadSettings({ env: { GCP_SSH_KEY_SECRET_NAME: 'vm-ssh-key' } }),
         store,
-        assets: new LocalAssetStore({ root: PLAYBOOKS_ROOT }),
+        assets,
         secrets: { get: (name) => Promise.reject(new Error(`the Cloud Run launcher must not read ${name}`)) },
       },
       run,
@@ -159,6 +165,9 @@ describe('CloudRunLauncher against a loopback Cloud Run', () => {
     fake.requests.filter((r) => r.action === action && (jobId === undefined || r.path.includes(`/${jobId}`)));
 
   beforeAll(async () => {
+    const signer = gcsSigner();
+    gcs = await startFakeGcs({ signer: { clientEmail: signer.clientEmail, publicKey: signer.publicKey } });
+    assets = gcsAssetStore(gcs, signer, 'rw-assets', exampleAssets('hello/site.yml'));
     fake = await startFakeCloudRun();
     fake.seedSecret('db-admin', STORED);
     fake.seedSecret('vm-ssh-key', STORED_KEY);
@@ -183,6 +192,7 @@ describe('CloudRunLauncher against a loopback Cloud Run', () => {
     await Promise.all([jobs?.close(), executions?.close(), tasks?.close()]);
     db?.close();
     await fake?.close();
+    await gcs?.close();
   });
 
   it('creates one job per run and attempt with maxRetries 0, the spec, VPC access and secret references, and runs it once', async () => {
@@ -226,6 +236,14 @@ describe('CloudRunLauncher against a loopback Cloud Run', () => {
       sshKeyEnv: 'RW_SSH_KEY',
       inventory: { all: { hosts: { 'vm-1': { ansible_host: '10.1.2.3' } } } },
     });
+    // The asset is a V4 signed read URL for that one object, which the task fetches and runs.
+    const signed = new URL(spec.asset.kind === 'url' ? spec.asset.url : '');
+    expect(signed.pathname).toBe('/rw-assets/playbooks/hello/site.yml');
+    expect(signed.searchParams.get('X-Goog-Algorithm')).toBe('GOOG4-RSA-SHA256');
+    const task = await runTaskOnLocalhost(spec);
+    expect(task.code).toBe(0);
+    expect(task.output).toMatch(/from localhost/);
+    expect(task.output).not.toContain(signed.searchParams.get('X-Goog-Signature'));
     expect(env.RW_SECRET_0.valueSource).toEqual({ secretKeyRef: { secret: 'db-admin', version: 'latest' } });
     expect(env.RW_SSH_KEY.valueSource).toEqual({ secretKeyRef: { secret: 'vm-ssh-key', version: 'latest' } });
     expect(env.KUBECONFIG.valueSource).toEqual({

@@ -20,7 +20,7 @@ import {
   RUN_ID_TAG,
 } from '../../shared/adapters/ecs/launcher.ts';
 import { describeSecretArn } from '../../shared/adapters/ecs/secret-arn.ts';
-import { LocalAssetStore } from '../../shared/adapters/local/asset-store.ts';
+import type { S3AssetStore } from '../../shared/adapters/s3/asset-store.ts';
 import { SecretsManagerRunSecrets } from '../../shared/adapters/secrets-manager/run-secrets.ts';
 import { SecretsManagerSecretSource } from '../../shared/adapters/secrets-manager/secret-source.ts';
 import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
@@ -34,15 +34,10 @@ import { LauncherUnavailableError, LaunchRejectedError } from '../../shared/doma
 import { newRun, type Run, type SecretBinding, transition } from '../../shared/domain/run.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
 import { newId } from '../../shared/ids.ts';
+import { exampleAssets, s3AssetStore } from '../support/asset-stores.ts';
 import { type MotoServer, startMoto } from '../support/moto.ts';
-import {
-  createQueuedRun,
-  ManualClock,
-  markLaunched,
-  PLAYBOOKS_ROOT,
-  silentLogger,
-  vmTarget,
-} from '../unit/app/harness.ts';
+import { runTaskOnLocalhost } from '../support/task-run.ts';
+import { createQueuedRun, ManualClock, markLaunched, silentLogger, vmTarget } from '../unit/app/harness.ts';
 import { setUpEcsRunner } from './ecs-moto.ts';
 
 /**
@@ -76,6 +71,8 @@ describe('EcsLauncher on moto', () => {
   const FAMILY = 'remote-worker-ansible-cloud';
 
   let moto: MotoServer;
+  /** The assets on moto's S3: an ECS task reads its asset through a presigned GET URL. */
+  let assets: S3AssetStore;
   let ecs: ECSClient;
   let secretsManager: SecretsManagerClient;
   let db: SqliteDatabase;
@@ -103,7 +100,7 @@ describe('EcsLauncher on moto', () => {
         prepareTask(
           {
             store,
-            assets: new LocalAssetStore({ root: PLAYBOOKS_ROOT }),
+            assets,
             // The real adapter: prepareTask does read the value; the launcher must never send it.
             secrets: new SecretsManagerSecretSource({ client: secretsManager, ttlSeconds: 0 }),
           },
@@ -168,6 +165,7 @@ describe('EcsLauncher on moto', () => {
     moto = await startMoto();
     ecs = new ECSClient(moto.clientConfig());
     secretsManager = new SecretsManagerClient(moto.clientConfig());
+    assets = await s3AssetStore(moto, 'rw-assets', exampleAssets('hello/site.yml'));
     ecs.middlewareStack.add(
       (next, context) => async (args) => {
         const request = (args as { request?: { body?: unknown } }).request;
@@ -309,6 +307,29 @@ describe('EcsLauncher on moto', () => {
     });
   });
 
+  it('hands the task a presigned GET for exactly its asset, which the task fetches and runs', async () => {
+    const run = dispatchingRun({ extraVars: { greeting: 'fetched through S3' } });
+    const handle = await launcher().launch({ run, image: IMAGE });
+
+    const task = await describe1(handle);
+    const env = task?.overrides?.containerOverrides?.[0]?.environment ?? [];
+    const spec = JSON.parse(env.find((e) => e.name === 'RW_TASK')?.value ?? '{}') as TaskSpec;
+    expect(spec.asset.kind).toBe('url');
+    const url = new URL(spec.asset.kind === 'url' ? spec.asset.url : '');
+    expect(url.pathname).toBe('/rw-assets/playbooks/hello/site.yml');
+    // The start deadline (900 s) is cut to what is left of the run's 600-second deadline.
+    expect(Number(url.searchParams.get('X-Amz-Expires'))).toBeGreaterThan(590);
+    expect(Number(url.searchParams.get('X-Amz-Expires'))).toBeLessThanOrEqual(600);
+    expect(url.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
+
+    const result = await runTaskOnLocalhost(spec);
+
+    expect(result.code).toBe(0);
+    expect(result.output).toContain('fetched through S3 from localhost');
+    // The capability stays out of the task's own output.
+    expect(result.output).not.toContain(url.searchParams.get('X-Amz-Signature'));
+  });
+
   it('passes secrets only as references in a per-run task definition, never as a value, and deregisters it on cleanup', async () => {
     const run = dispatchingRun({ secrets: [{ var: 'db_password', secret: 'db-admin' }] });
     const ecsLauncher = launcher();
@@ -362,7 +383,7 @@ describe('EcsLauncher on moto', () => {
       prepareTask(
         {
           store,
-          assets: new LocalAssetStore({ root: PLAYBOOKS_ROOT }),
+          assets,
           secrets: new SecretsManagerSecretSource({ client: secretsManager, ttlSeconds: 0 }),
           settings: loadSettings({ env: { ANSIBLE_SSH_KEY_SM_NAME: 'ssh-key' } }),
         },
@@ -428,7 +449,7 @@ describe('EcsLauncher on moto', () => {
       const prepared = await prepareTask(
         {
           store,
-          assets: new LocalAssetStore({ root: PLAYBOOKS_ROOT }),
+          assets,
           secrets: { get: async () => '' },
         },
         probe,

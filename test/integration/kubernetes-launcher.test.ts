@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import type { GcsAssetStore } from '../../shared/adapters/gcs/asset-store.ts';
 import {
   configMapNameFor,
   podNameFor,
@@ -18,7 +19,6 @@ import {
   loadKubeConfig,
 } from '../../shared/adapters/kubernetes/launcher.ts';
 import { parsePodLog, utcTimestamp } from '../../shared/adapters/kubernetes/pod-log.ts';
-import { LocalAssetStore } from '../../shared/adapters/local/asset-store.ts';
 import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
 import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
@@ -34,7 +34,10 @@ import { newRun, type Run, type SecretBinding, transition } from '../../shared/d
 import type { TaskSpec } from '../../shared/domain/task.ts';
 import { newId } from '../../shared/ids.ts';
 import type { LogPage } from '../../shared/ports/log-store.ts';
+import { exampleAssets, gcsAssetStore, gcsSigner } from '../support/asset-stores.ts';
+import { type FakeGcs, startFakeGcs } from '../support/fake-gcs.ts';
 import { type FakeKubeApi, type RecordedKubeRequest, startFakeKubeApi } from '../support/fake-kube-api.ts';
+import { runTaskOnLocalhost } from '../support/task-run.ts';
 import { PLAYBOOKS_ROOT, vmTarget } from '../unit/app/harness.ts';
 
 /**
@@ -72,6 +75,9 @@ describe('KubernetesLauncher against a fake Kubernetes API', () => {
   const NAMESPACE = 'remote-worker';
 
   let api: FakeKubeApi;
+  /** Assets on the GCS fake: a pod, wherever its cluster runs, reads its asset through a V4 signed URL. */
+  let gcs: FakeGcs;
+  let assets: GcsAssetStore;
   let dir: string;
   let kubeconfigPath: string;
   let db: SqliteDatabase;
@@ -110,7 +116,7 @@ describe('KubernetesLauncher against a fake Kubernetes API', () => {
     const prepared = await prepareTask(
       {
         store,
-        assets: new LocalAssetStore({ root: PLAYBOOKS_ROOT }),
+        assets,
         secrets: { get: async () => SECRET_VALUE },
       },
       run,
@@ -182,6 +188,9 @@ describe('KubernetesLauncher against a fake Kubernetes API', () => {
   const archived = async (runId: string) => (await archive.read(runId, { limit: 5000 })).lines;
 
   beforeAll(async () => {
+    const signer = gcsSigner();
+    gcs = await startFakeGcs({ signer: { clientEmail: signer.clientEmail, publicKey: signer.publicKey } });
+    assets = gcsAssetStore(gcs, signer, 'rw-assets', exampleAssets('hello/site.yml'));
     api = await startFakeKubeApi({ namespace: NAMESPACE });
     dir = mkdtempSync(join(tmpdir(), 'rw-k8s-'));
     kubeconfigPath = join(dir, 'kubeconfig');
@@ -196,6 +205,7 @@ describe('KubernetesLauncher against a fake Kubernetes API', () => {
   afterAll(async () => {
     db?.close();
     await api?.close();
+    await gcs?.close();
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -353,6 +363,10 @@ describe('KubernetesLauncher against a fake Kubernetes API', () => {
         inventory: { all: { hosts: { 'vm-1': { ansible_host: '10.1.2.3' } } } },
         timeoutSeconds: 900,
       });
+      // The asset is a signed read URL for that one object, which the pod's task fetches and runs.
+      const task = await runTaskOnLocalhost(spec);
+      expect(task.code).toBe(0);
+      expect(task.output).toContain('hello from Kubernetes from localhost');
     });
 
     it('sends secret values only in the Secret object, never in the pod, ConfigMap, labels or paths', async () => {

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -8,6 +8,10 @@ import type { AddressInfo } from 'node:net';
  *
  * - Put Blob        `PUT  /{account}/{container}/{blob}` (BlockBlob; `If-None-Match: *`, `If-Match`)
  * - Get Blob Properties `HEAD /{account}/{container}/{blob}`
+ * - Get Blob        `GET  /{account}/{container}/{blob}?<service SAS>` — read with a SAS only
+ *   (what a task does with the URL `grantRead` hands it); the SAS signature is
+ *   verified with the account key, its expiry, start, protocol, resource and
+ *   read permission checked.
  * - List Blobs      `GET  /{account}/{container}?restype=container&comp=list&prefix&marker&maxresults`
  *
  * Paths are in the emulator ("path-style") form the SDK uses for an IP host:
@@ -21,7 +25,7 @@ import type { AddressInfo } from 'node:net';
  */
 
 export const FAKE_AZURE_ACCOUNT = 'devstoreaccount1';
-/** Azurite's published development key: public, and the fake never checks signatures with it. */
+/** Azurite's published development key: public; the fake checks SAS signatures with it (not SharedKey ones). */
 export const FAKE_AZURE_ACCOUNT_KEY =
   'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==';
 
@@ -129,6 +133,7 @@ export async function startFakeAzureBlob(): Promise<FakeAzureBlob> {
     if (account !== FAKE_AZURE_ACCOUNT) {
       return fail(res, 400, 'InvalidUri', `Unknown account ${account ?? ''}`, head);
     }
+    if (query.sig !== undefined) return readWithSas(req, res, container, blobName, query);
     // The SDK signs with SharedKey; the fake checks the scheme and account, not the HMAC.
     const auth = req.headers.authorization ?? '';
     if (!auth.startsWith(`SharedKey ${FAKE_AZURE_ACCOUNT}:`)) {
@@ -166,6 +171,66 @@ export async function startFakeAzureBlob(): Promise<FakeAzureBlob> {
       return putBlob(req, res, blobs, blobName, body);
     }
     return fail(res, 400, 'UnsupportedByFake', `${req.method} ${url.pathname}${url.search}`, head);
+  }
+
+  /**
+   * Get Blob with a service SAS (version 2020-12-06 and later): the signature is
+   * HMAC-SHA256 with the account key over the documented string-to-sign — the
+   * signed fields in order, the canonical resource `/blob/<account>/<container>/<blob>`.
+   */
+  function readWithSas(
+    req: IncomingMessage,
+    res: ServerResponse,
+    container: string,
+    blobName: string,
+    query: Record<string, string>,
+  ): undefined {
+    const head = req.method === 'HEAD';
+    const denied = (why: string) => fail(res, 403, 'AuthenticationFailed', why, head);
+    const q = (name: string) => query[name] ?? '';
+    const stringToSign = [
+      q('sp'),
+      q('st'),
+      q('se'),
+      `/blob/${FAKE_AZURE_ACCOUNT}/${container}/${blobName}`,
+      q('si'),
+      q('sip'),
+      q('spr'),
+      q('sv'),
+      q('sr'),
+      '', // snapshot time
+      q('ses'),
+      q('rscc'),
+      q('rscd'),
+      q('rsce'),
+      q('rscl'),
+      q('rsct'),
+    ].join('\n');
+    const expected = createHmac('sha256', Buffer.from(FAKE_AZURE_ACCOUNT_KEY, 'base64'))
+      .update(stringToSign, 'utf8')
+      .digest();
+    const given = Buffer.from(q('sig'), 'base64');
+    if (q('sv') < '2020-12-06') return denied(`SAS version ${q('sv')} is not modelled`);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      return denied('Signature did not match.');
+    }
+    const now = Date.now();
+    if (q('se') === '' || Date.parse(q('se')) <= now) return denied('Signed expiry time has passed.');
+    if (q('st') !== '' && Date.parse(q('st')) > now) return denied('Signed start time is in the future.');
+    if (q('sr') !== 'b') return denied('This SAS is not for a blob.');
+    if (!q('sp').includes('r')) return denied('This SAS does not grant read.');
+    if (q('spr') === 'https') return denied('This SAS allows https only; the fake serves http.');
+    if (req.method !== 'GET' && !head) return denied(`A read SAS does not allow ${req.method}.`);
+    const blob = containers.get(container)?.get(blobName);
+    if (blob === undefined) return fail(res, 404, 'BlobNotFound', 'The specified blob does not exist.', head);
+    commonHeaders(res);
+    res.statusCode = 200;
+    res.setHeader('Content-Length', blob.bytes.byteLength);
+    res.setHeader('Content-Type', blob.contentType);
+    res.setHeader('ETag', blob.etag);
+    res.setHeader('x-ms-blob-type', 'BlockBlob');
+    res.end(head ? undefined : blob.bytes);
+    return;
   }
 
   function putBlob(

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type KeyObject, verify } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -9,6 +9,9 @@ import type { AddressInfo } from 'node:net';
  * - objects.get (metadata) `GET  /storage/v1/b/{bucket}/o/{object}`
  * - objects.list           `GET  /storage/v1/b/{bucket}/o?prefix&maxResults&pageToken`
  * - objects.insert         `POST /upload/storage/v1/b/{bucket}/o?uploadType=multipart|media&name&ifGenerationMatch`
+ * - XML API GET            `GET  /{bucket}/{object}?X-Goog-Algorithm=GOOG4-RSA-SHA256&…` — a V4 signed
+ *   read URL (what a task does with the URL `grantRead` hands it), verified against `signer`'s public key:
+ *   canonical request, string to sign, expiry and signed host as the V4 signing reference documents them.
  *
  * Every request is recorded before it is answered, so a test can assert that
  * none was sent. Anything else answers 400 `unsupportedByFake`, so a new call
@@ -49,7 +52,12 @@ export interface FakeGcs {
 
 const DEFAULT_MAX_RESULTS = 1000;
 
-export async function startFakeGcs(): Promise<FakeGcs> {
+export interface FakeGcsOptions {
+  /** The public key of the service account that signs V4 URLs; without it, signed URLs are refused. */
+  readonly signer?: { readonly clientEmail: string; readonly publicKey: KeyObject };
+}
+
+export async function startFakeGcs(options: FakeGcsOptions = {}): Promise<FakeGcs> {
   const buckets = new Map<string, Map<string, StoredObject>>();
   const requests: RecordedGcsRequest[] = [];
   // Generations are microsecond timestamps in GCS; a counter from "now" keeps them unique and increasing.
@@ -123,6 +131,7 @@ export async function startFakeGcs(): Promise<FakeGcs> {
     const query = Object.fromEntries(url.searchParams);
     requests.push({ method: req.method ?? '', path: url.pathname, query, headers: { ...req.headers } });
 
+    if (query['X-Goog-Signature'] !== undefined) return signedRead(req, res, url);
     const read = /^\/storage\/v1\/b\/([^/]+)\/o(?:\/([^/]+))?$/.exec(url.pathname);
     const upload = /^\/upload\/storage\/v1\/b\/([^/]+)\/o$/.exec(url.pathname);
     const bucketName = decodeURIComponent(read?.[1] ?? upload?.[1] ?? '');
@@ -144,6 +153,70 @@ export async function startFakeGcs(): Promise<FakeGcs> {
       return insertObject(req, res, bucketName, objects, query, body);
     }
     return fail(res, 400, 'unsupportedByFake', `${req.method} ${url.pathname}${url.search}`);
+  }
+
+  /** A V4 signed GET of `/{bucket}/{object}`: the signature is checked before anything is served. */
+  function signedRead(req: IncomingMessage, res: ServerResponse, url: URL): undefined {
+    const denied = (why: string) => fail(res, 403, 'SignatureDoesNotMatch', why);
+    const signer = options.signer;
+    if (signer === undefined) return denied('this fake has no signer key');
+    const raw = (req.url ?? '').split('?')[1] ?? '';
+    const pairs = raw.split('&').map((p) => {
+      const eq = p.indexOf('=');
+      return eq < 0 ? [p, ''] : [p.slice(0, eq), p.slice(eq + 1)];
+    }) as [string, string][];
+    const param = (name: string) => url.searchParams.get(name) ?? '';
+    if (param('X-Goog-Algorithm') !== 'GOOG4-RSA-SHA256') return denied('unsupported algorithm');
+    const [email, ...scopeParts] = param('X-Goog-Credential').split('/');
+    if (email !== signer.clientEmail) return denied(`signed by ${email ?? ''}, not ${signer.clientEmail}`);
+    const stamp = param('X-Goog-Date');
+    const signedAt = Date.parse(
+      stamp.replace(/^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z$/, '$1-$2-$3T$4:$5:$6Z'),
+    );
+    const expires = Number(param('X-Goog-Expires'));
+    if (!Number.isFinite(signedAt) || !Number.isInteger(expires) || expires > 604_800) {
+      return denied('bad X-Goog-Date or X-Goog-Expires');
+    }
+    if (Date.now() > signedAt + expires * 1000) return denied('Request has expired');
+    if (param('X-Goog-SignedHeaders') !== 'host') return denied('only the host header may be signed here');
+    const canonicalQuery = pairs
+      .filter(([k]) => k !== 'X-Goog-Signature')
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${k}=${v}`)
+      .join('&');
+    // The SDK signs the host name without the port (as GCS sees it on 443).
+    const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+    const canonicalRequest = [
+      req.method ?? '',
+      url.pathname,
+      canonicalQuery,
+      `host:${host}\n`,
+      'host',
+      'UNSIGNED-PAYLOAD',
+    ].join('\n');
+    const stringToSign = [
+      'GOOG4-RSA-SHA256',
+      stamp,
+      scopeParts.join('/'),
+      createHash('sha256').update(canonicalRequest).digest('hex'),
+    ].join('\n');
+    const ok = verify(
+      'RSA-SHA256',
+      Buffer.from(stringToSign),
+      signer.publicKey,
+      Buffer.from(param('X-Goog-Signature'), 'hex'),
+    );
+    if (!ok) return denied('The request signature we calculated does not match the signature you provided.');
+    if (req.method !== 'GET') return denied(`signed for ${req.method}`);
+    const [, bucket = '', ...rest] = url.pathname.split('/');
+    const name = rest.map((s) => decodeURIComponent(s)).join('/');
+    const object = buckets.get(decodeURIComponent(bucket))?.get(name);
+    if (object === undefined) return fail(res, 404, 'notFound', `No such object: ${bucket}/${name}`);
+    res.statusCode = 200;
+    res.setHeader('Content-Type', object.contentType);
+    res.setHeader('Content-Length', object.bytes.byteLength);
+    res.end(object.bytes);
+    return;
   }
 
   function insertObject(

@@ -1,6 +1,17 @@
-import type { ContainerClient } from '@azure/storage-blob';
+import {
+  BlobSASPermissions,
+  type ContainerClient,
+  SASProtocol,
+  StorageSharedKeyCredential,
+  type UserDelegationKey,
+} from '@azure/storage-blob';
 import { assetPathProblem, objectPathProblem } from '../../domain/asset-path.ts';
-import { AssetNotFoundError, AssetOutsideRootError, ValidationError } from '../../domain/errors.ts';
+import {
+  AssetNotFoundError,
+  AssetOutsideRootError,
+  LaunchRejectedError,
+  ValidationError,
+} from '../../domain/errors.ts';
 import { assetTypeOf } from '../../domain/task.ts';
 import type {
   AssetInfo,
@@ -27,6 +38,13 @@ export interface AzureBlobAssetStoreOptions {
    * (`new BlobServiceClient(url, credential).getContainerClient(name)`).
    */
   readonly container: ContainerClient;
+  /**
+   * For read SASs when the container's credential is not the account key (an
+   * Entra ID identity): fetch a user delegation key valid over the interval
+   * (`BlobServiceClient.getUserDelegationKey`; the identity needs
+   * Microsoft.Storage/…/generateUserDelegationKey, as Storage Blob Delegator has).
+   */
+  readonly userDelegationKey?: (startsOn: Date, expiresOn: Date) => Promise<UserDelegationKey>;
   /** Blob-name prefix the asset root lives under (`playbooks/` …); empty for the container root. */
   readonly prefix?: string;
   readonly maxEntries?: number;
@@ -42,11 +60,10 @@ export interface AzureBlobAssetStoreOptions {
  *
  * `locate` answers `{ kind: 'url', url }` with the blob's plain URL after a
  * Get Blob Properties (HEAD) proves it exists. That URL carries no
- * credential: a task running in Azure can fetch it only with a managed
- * identity that has Storage Blob Data Reader on the container, or after the
- * caller appends a SAS (user-delegation SAS via `generateSasUrl` needs a
- * SharedKey or user-delegation key, which this store deliberately does not
- * hold). A public-read container would also work, and is not recommended.
+ * credential; `grantRead` answers it with a read-only SAS for that one blob,
+ * signed with the account key when the container was built with it
+ * (StorageSharedKeyCredential, computed locally) or else with a user
+ * delegation key (`userDelegationKey`, one request).
  *
  * `put` is one Put Blob, so readers see the old blob or the new one; without
  * `overwrite` it sends `If-None-Match: *` and Azure itself refuses to replace
@@ -59,13 +76,17 @@ export interface AzureBlobAssetStoreOptions {
  * await assets.put('tools/setup.sh', bytes); // AssetExistsError when it is already there
  */
 export class AzureBlobAssetStore implements AssetStore {
+  readonly backend = 'azure_blob' as const;
   readonly #container: ContainerClient;
   readonly #prefix: string;
   readonly #maxEntries: number;
   readonly #pageSize: number | undefined;
 
+  readonly #userDelegationKey: AzureBlobAssetStoreOptions['userDelegationKey'];
+
   constructor(options: AzureBlobAssetStoreOptions) {
     this.#container = options.container;
+    this.#userDelegationKey = options.userDelegationKey;
     const trimmed = (options.prefix ?? '').replace(/^\/+/, '');
     this.#prefix = trimmed === '' || trimmed.endsWith('/') ? trimmed : `${trimmed}/`;
     this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
@@ -92,6 +113,29 @@ export class AzureBlobAssetStore implements AssetStore {
     }
     return { kind: 'url', url: blob.url };
   }
+
+  /** Checks the blob exists (a missing asset fails here, not in the task), then signs a read-only SAS for it. */
+  readonly grantRead = async (path: string, ttlSeconds: number): Promise<string> => {
+    await this.locate(path);
+    const blob = this.#container.getBlobClient(this.#prefix + path);
+    // Clock skew between here and Azure would make a SAS starting "now" not yet valid.
+    const startsOn = new Date(Date.now() - 5 * 60_000);
+    const expiresOn = new Date(Date.now() + ttlSeconds * 1000);
+    const options = {
+      permissions: BlobSASPermissions.parse('r'),
+      startsOn,
+      expiresOn,
+      // https only, except against a plain-http emulator.
+      protocol: blob.url.startsWith('https:') ? SASProtocol.Https : SASProtocol.HttpsAndHttp,
+    };
+    if (blob.credential instanceof StorageSharedKeyCredential) return blob.generateSasUrl(options);
+    if (this.#userDelegationKey !== undefined) {
+      return blob.generateUserDelegationSasUrl(options, await this.#userDelegationKey(startsOn, expiresOn));
+    }
+    throw new LaunchRejectedError(
+      'Cannot sign a read SAS for the asset: the Azure Blob store has neither the account key nor a way to get a user delegation key',
+    );
+  };
 
   async put(path: string, bytes: Uint8Array, options: PutAssetOptions = {}): Promise<PutAssetResult> {
     const problem = assetPathProblem(path);

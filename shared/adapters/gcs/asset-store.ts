@@ -46,11 +46,11 @@ export interface GcsAssetStoreOptions {
  * segments are treated as absent.
  *
  * `locate` answers `{ kind: 'url', url: 'gs://<bucket>/<name>' }` after an
- * objects.get (metadata only) proves the object exists. The task shim fetches
- * only http(s) URLs today, so a runner needs a gs fetcher using its service
- * account (e.g. a Cloud Run job's identity with roles/storage.objectViewer),
- * or a V4 signed URL (`file.getSignedUrl`, which needs a credential that can
- * sign), before it can use these locations.
+ * objects.get (metadata only) proves the object exists; `grantRead` answers a
+ * V4 signed GET URL for that one object. Signing needs a credential that can
+ * sign: a service account key signs locally; otherwise the SDK asks the IAM
+ * Credentials API to sign (the identity needs iam.serviceAccounts.signBlob
+ * on itself, roles/iam.serviceAccountTokenCreator).
  *
  * `put` is one single-shot (multipart) upload, so readers see the old object
  * or the new one; without `overwrite` it sends `ifGenerationMatch=0` and
@@ -62,6 +62,7 @@ export interface GcsAssetStoreOptions {
  * await assets.put('tools/setup.sh', bytes); // AssetExistsError when it is already there
  */
 export class GcsAssetStore implements AssetStore {
+  readonly backend = 'gcs' as const;
   readonly #bucket: Bucket;
   readonly #prefix: string;
   readonly #maxEntries: number;
@@ -94,6 +95,17 @@ export class GcsAssetStore implements AssetStore {
     }
     return { kind: 'url', url: `gs://${this.#bucket.name}/${name}` };
   }
+
+  /** Checks the object exists (a missing asset fails here, not in the task), then signs a V4 read URL for it. */
+  readonly grantRead = async (path: string, ttlSeconds: number): Promise<string> => {
+    await this.locate(path);
+    const [url] = await this.#bucket.file(this.#prefix + path).getSignedUrl({
+      version: 'v4',
+      action: 'read',
+      expires: Date.now() + ttlSeconds * 1000,
+    });
+    return url;
+  };
 
   async put(path: string, bytes: Uint8Array, options: PutAssetOptions = {}): Promise<PutAssetResult> {
     const problem = assetPathProblem(path);

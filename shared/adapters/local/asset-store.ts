@@ -6,6 +6,7 @@ import {
   lstat,
   mkdir,
   readdir,
+  readFile,
   realpath,
   rename,
   rm,
@@ -46,6 +47,7 @@ const DEFAULT_MAX_ENTRIES = 10_000;
  * await assets.put('tools/setup.sh', bytes); // written to a hidden temp file, then linked into place
  */
 export class LocalAssetStore implements AssetStore {
+  readonly backend = 'local' as const;
   readonly #root: string;
   readonly #maxEntries: number;
 
@@ -53,6 +55,13 @@ export class LocalAssetStore implements AssetStore {
     this.#root = resolve(options.root);
     this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
   }
+
+  /** For staging to an object store: in-cloud tasks cannot read this host's files. */
+  readonly read = async (path: string): Promise<Uint8Array> => {
+    const where = await this.locate(path);
+    if (where.kind !== 'file') throw new AssetNotFoundError(`Asset "${path}" does not exist`);
+    return readFile(where.path);
+  };
 
   async locate(path: string): Promise<AssetLocation> {
     if (path.includes('\0')) {

@@ -1,4 +1,11 @@
-import { HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { assetPathProblem, objectPathProblem } from '../../domain/asset-path.ts';
 import { AssetNotFoundError, AssetOutsideRootError, ValidationError } from '../../domain/errors.ts';
 import { assetTypeOf } from '../../domain/task.ts';
@@ -40,9 +47,11 @@ export interface S3AssetStoreOptions {
  * segments are treated as absent, as LocalAssetStore does).
  *
  * `locate` answers `{ kind: 'url', url: 's3://<bucket>/<key>' }` after a HEAD
- * proves the object exists. The task shim fetches only http(s) URLs today,
- * so a runner needs an s3 fetcher (or a presigned GET URL, which needs
- * `@aws-sdk/s3-request-presigner`) before it can use these locations.
+ * proves the object exists; `grantRead` answers a presigned GET URL for that
+ * one key, which any task can fetch over https without AWS credentials.
+ * Presigning is local (no request); the URL stops working at its expiry or
+ * when the signing credentials expire, whichever comes first (a Lambda role's
+ * session lasts as long as the function's).
  *
  * `put` is one PutObject, so readers see the old object or the new one;
  * without `overwrite` it sends `If-None-Match: *` and S3 itself refuses to
@@ -51,9 +60,11 @@ export interface S3AssetStoreOptions {
  * @example
  * const assets = new S3AssetStore({ bucket: 'rw-assets', prefix: 'playbooks/' });
  * await assets.locate('hello/site.yml'); // { kind: 'url', url: 's3://rw-assets/playbooks/hello/site.yml' }
+ * await assets.grantRead('hello/site.yml', 900); // https://rw-assets.s3.…/playbooks/hello/site.yml?X-Amz-Signature=…
  * await assets.put('tools/setup.sh', bytes); // AssetExistsError when it is already there
  */
 export class S3AssetStore implements AssetStore {
+  readonly backend = 's3' as const;
   readonly #client: S3Client;
   readonly #bucket: string;
   readonly #prefix: string;
@@ -89,6 +100,18 @@ export class S3AssetStore implements AssetStore {
     }
     return { kind: 'url', url: `s3://${this.#bucket}/${key}` };
   }
+
+  /** HEADs the key (a missing asset fails here, not in the task), then presigns a GET for it. */
+  readonly grantRead = async (path: string, ttlSeconds: number): Promise<string> => {
+    await this.locate(path);
+    return getSignedUrl(
+      this.#client,
+      new GetObjectCommand({ Bucket: this.#bucket, Key: this.#prefix + path }),
+      {
+        expiresIn: ttlSeconds,
+      },
+    );
+  };
 
   async put(path: string, bytes: Uint8Array, options: PutAssetOptions = {}): Promise<PutAssetResult> {
     const problem = assetPathProblem(path);

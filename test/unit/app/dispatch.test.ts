@@ -439,6 +439,7 @@ async function simulate(s: fc.Scheduler, ops: readonly Op[], outages: readonly n
       dispatchQueue: new SqliteWorkQueue({ db, name: 'dispatch', visibilityTimeoutSeconds: 30, clock }),
       logs: { read: async () => ({ lines: [], nextCursor: '' }) },
       assets: {
+        backend: 'local',
         locate: async (path) => ({ kind: 'file', path }),
         list: async () => [],
         put: async () => {

@@ -89,8 +89,9 @@ describe('submitRun', () => {
       const { run } = await submitRun(ecsApp.deps, vmBody({ targetId: 'vm-aws' }), 'alice');
 
       expect(run.state).toBe('refused');
-      expect(run.reason).toContain('exists only on this host');
-      expect(run.reason).toContain('move it to object storage');
+      expect(run.reason).toBe(
+        'The ECS runner cannot read assets on the local filesystem storage backend: they exist only on this host. Configure an object store to copy them to (asset_s3_bucket, azure_storage_account_url with azure_storage_container, or gcs_bucket), or set storage_backend to s3, azure_blob or gcs',
+      );
       expect(ecsApp.dispatchQueue.depth().visible).toBe(0);
     } finally {
       ecsApp.close();

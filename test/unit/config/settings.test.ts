@@ -60,6 +60,7 @@ describe('loadSettings', () => {
       status_unknown_grace_seconds: 300,
       cleanup_grace_seconds: 30,
       password_safe_checkout_minutes: 60,
+      start_deadline_seconds: 900,
     });
   });
 
@@ -341,6 +342,20 @@ describe('SettingsSchema', () => {
       'password_safe_api_key_secret',
       'password_safe_runas',
       'password_safe_checkout_minutes',
+      // Asset storage: the active backend, the object stores and the read URLs' lifetime.
+      'storage_backend',
+      'asset_s3_bucket',
+      'asset_s3_prefix',
+      'azure_storage_account_url',
+      'azure_storage_container',
+      'azure_storage_prefix',
+      'azure_storage_key_secret',
+      'gcs_bucket',
+      'gcs_prefix',
+      'start_deadline_seconds',
+      // Local mode's ECS runner.
+      'ansible_ecs_task_definitions',
+      'ansible_ecs_log_group',
     ];
 
     expect([...SETTING_KEYS].sort()).toEqual([...contract].sort());

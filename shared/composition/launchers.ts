@@ -1,0 +1,302 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { ECSClient } from '@aws-sdk/client-ecs';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { TokenCredential } from '@azure/identity';
+import { AciLauncher, aciOptionsFromSettings } from '../adapters/aci/launcher.ts';
+import { CloudRunLauncher, cloudRunOptionsFromSettings } from '../adapters/cloud-run/launcher.ts';
+import { awslogsStreamName } from '../adapters/cloudwatch-logs/log-reader.ts';
+import { parseEcsHandle } from '../adapters/ecs/handle.ts';
+import { EcsLauncher, ecsNetworkFromSettings } from '../adapters/ecs/launcher.ts';
+import { describeSecretArn } from '../adapters/ecs/secret-arn.ts';
+import { SecretsManagerRunSecrets } from '../adapters/secrets-manager/run-secrets.ts';
+import type { PreparedTask } from '../app/task-prep.ts';
+import type { Settings } from '../config/settings.ts';
+import { LauncherUnavailableError, LaunchRejectedError, RunnerNotConfiguredError } from '../domain/errors.ts';
+import type { Run, Runner } from '../domain/run.ts';
+import type { AssetStore } from '../ports/asset-store.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { ClusterAuth } from '../ports/cluster-auth.ts';
+import type { Launcher, Launchers } from '../ports/launcher.ts';
+import type { LogReader, LogStore } from '../ports/log-store.ts';
+import type { RunStore } from '../ports/run-store.ts';
+import type { SecretSource } from '../ports/secret-source.ts';
+import { lazyLauncher } from './lazy-launcher.ts';
+
+/** How a mode runs ECS tasks: the task definitions per runner image and their runner container. */
+export interface EcsRunnerConfig {
+  /** Runner image → task definition (family, family:revision or ARN). */
+  readonly taskDefinitions: Readonly<Record<string, string>>;
+  /** The variable or setting holding them, named when there are none. */
+  readonly taskDefinitionsKey: string;
+  /** The runner container in every task definition: its exit code is the run's. */
+  readonly containerName: string;
+  /** The awslogs `streamPrefix` of the runner container: streams are `<prefix>/<container>/<task id>`. */
+  readonly logStreamPrefix: string;
+  /** Secrets Manager name prefix for values minted for one run; unset, runs that need them are refused. */
+  readonly runSecretsPrefix?: string | undefined;
+  /** Family prefix of the per-run task definitions (runs with secrets). */
+  readonly familyPrefix?: string | undefined;
+}
+
+/** What a backend's factory may use to build its launcher. */
+export interface LauncherContext {
+  readonly settings: Settings;
+  /** The AWS clients the ECS runner calls, made on first use. */
+  readonly clients: { readonly ecs: () => ECSClient; readonly secretsManager: () => SecretsManagerClient };
+  /** How this mode runs ECS tasks; undefined when it has no task definitions for them. */
+  readonly ecs: EcsRunnerConfig;
+  readonly store: RunStore;
+  readonly assets: AssetStore;
+  /** Output of every backend that writes to the CloudWatch Logs group (ECS). */
+  readonly logs: LogReader;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Secret values, for backends that take values (ACI, Kubernetes) and for connection material. */
+  readonly secrets: SecretSource;
+  /** `prepareTask` over this deployment's stores, secrets, token preparation and checkouts. */
+  readonly prepare: (run: Run, options?: { readonly resolveSecrets?: boolean }) => Promise<PreparedTask>;
+  /**
+   * Run output the control plane keeps itself (LOGS_TABLE, default RUNS_TABLE): what the relay
+   * writes, and what ACI and Kubernetes runs leave before their objects are deleted.
+   */
+  readonly runLogs: LogStore;
+}
+
+/** A backend as this deployment runs it. */
+export interface Backend {
+  readonly launcher: Launcher;
+  /** The LOG_GROUP stream holding a run's output on this backend (e.g. the task's awslogs stream). */
+  readonly logStream?: (run: Run) => string | undefined;
+}
+
+/** Builds a backend, or answers why this deployment does not have it. */
+export type LauncherFactory = (context: LauncherContext) => Backend | { readonly unavailable: string };
+
+/**
+ * The in-cloud runners either mode can launch, each built when its settings
+ * are complete:
+ * - `ecs`: one Fargate task per run on `ansible_ecs_cluster`, in
+ *   `ansible_ecs_subnet_id`, from the configured task definitions; its output
+ *   is the task's awslogs stream (`logStream`);
+ * - `aci`, `gcp` (Cloud Run) and `kubernetes`, from their settings; their SDKs
+ *   load on first use.
+ * The relay (`local`) is each mode's own: an SQS queue to the on-prem agent,
+ * or the in-process relay. A runner whose factory answers `unavailable` is
+ * refused at submit with a message saying why.
+ */
+export const cloudLauncherFactories = {
+  ecs: ({ ecs, settings, clients, logs, prepare }) => {
+    const cluster = settings.ansible_ecs_cluster;
+    const network = ecsNetworkFromSettings(settings);
+    const definitions = ecs.taskDefinitions;
+    const missing = [
+      ...(cluster === undefined ? ['ansible_ecs_cluster'] : []),
+      ...(network === undefined ? ['ansible_ecs_subnet_id'] : []),
+      ...(Object.keys(definitions).length === 0 ? [ecs.taskDefinitionsKey] : []),
+    ];
+    if (cluster === undefined || network === undefined || missing.length > 0) {
+      return { unavailable: `ECS is not configured in this deployment (${missing.join(', ')} not set)` };
+    }
+    const container = ecs.containerName;
+    return {
+      launcher: new EcsLauncher({
+        ecs: clients.ecs(),
+        cluster,
+        taskDefinitions: definitions,
+        containerName: container,
+        network,
+        // ECS fetches stored secrets itself, with the task's execution role: the dispatcher only describes them.
+        // Reading stays possible for material minted here (an EKS kubeconfig needs the stored one first).
+        prepare: (run) => prepare(run, { resolveSecrets: false }),
+        secretArn: describeSecretArn(clients.secretsManager()),
+        ...(ecs.runSecretsPrefix === undefined
+          ? {}
+          : {
+              runSecrets: new SecretsManagerRunSecrets({
+                client: clients.secretsManager(),
+                prefix: ecs.runSecretsPrefix,
+              }),
+            }),
+        logs,
+        ...(ecs.familyPrefix === undefined ? {} : { perRunFamilyPrefix: ecs.familyPrefix }),
+      }),
+      logStream: (run) => {
+        const handle = parseEcsHandle(run.launch?.handle);
+        return handle === undefined
+          ? undefined
+          : awslogsStreamName(ecs.logStreamPrefix, container, handle.taskArn);
+      },
+    };
+  },
+  aci: ({ settings, clock, secrets, prepare, runLogs }) => {
+    let aci: ReturnType<typeof aciOptionsFromSettings>;
+    try {
+      aci = aciOptionsFromSettings(settings);
+    } catch (error) {
+      if (error instanceof RunnerNotConfiguredError) return { unavailable: error.message };
+      throw error;
+    }
+    if (aci === undefined)
+      return { unavailable: 'ACI is not configured in this deployment (azure_resource_group not set)' };
+    const registry = aci.registry;
+    const { subscriptionId } = aci;
+    return {
+      // A constant in bundles built without cloud SDKs (infra/bundling.ts): esbuild drops the loader.
+      launcher: lazyLauncher(
+        'aci',
+        process.env.RW_CLOUD_SDKS === 'none'
+          ? withoutCloudSdks('aci')
+          : async () => {
+              const [{ ContainerInstanceManagementClient }, { defaultAzureCredential }] = await Promise.all([
+                import('@azure/arm-containerinstance'),
+                import('../adapters/cluster-auth/aks-token.ts'),
+              ]);
+              /** `DefaultAzureCredential`, made on first use. */
+              const azureCredential = (): TokenCredential => ({
+                getToken: async (scopes, options) =>
+                  (await defaultAzureCredential()).getToken(scopes, options),
+              });
+              return new AciLauncher({
+                // Service principal, workload identity federation or managed identity, from AZURE_* variables.
+                aci: new ContainerInstanceManagementClient(azureCredential(), subscriptionId),
+                resourceGroup: aci.resourceGroup,
+                location: aci.location,
+                subnetIds: aci.subnetIds,
+                ...(registry === undefined
+                  ? {}
+                  : {
+                      registry: {
+                        server: registry.server,
+                        username: registry.username,
+                        password: () => secrets.get(registry.passwordSecret),
+                      },
+                    }),
+                // ACI takes values (secureValue), not references: the dispatcher resolves them.
+                prepare: (run) => prepare(run),
+                archive: runLogs,
+                clock,
+              });
+            },
+      ),
+    };
+  },
+  kubernetes: ({ settings, clock, prepare, runLogs }) => {
+    // Lambda is never in a cluster: kubernetes_kubeconfig must name a kubeconfig file (token or certificate, no exec).
+    if (settings.kubernetes_kubeconfig === undefined) {
+      return {
+        unavailable:
+          'Kubernetes pod runner is not configured: set kubernetes_kubeconfig (the control plane is not running in a cluster)',
+      };
+    }
+    return {
+      launcher: lazyLauncher(
+        'kubernetes',
+        process.env.RW_CLOUD_SDKS === 'none'
+          ? withoutCloudSdks('kubernetes')
+          : async () => {
+              const built = (await import('./kubernetes.ts')).buildKubernetesLauncher({
+                settings,
+                env: {},
+                archive: runLogs,
+                clock,
+                prepare: (run) => prepare(run),
+              });
+              if ('unavailable' in built) throw new LaunchRejectedError(built.unavailable);
+              return built.launcher;
+            },
+      ),
+    };
+  },
+  gcp: ({ settings, prepare }) => {
+    let gcp: ReturnType<typeof cloudRunOptionsFromSettings>;
+    try {
+      gcp = cloudRunOptionsFromSettings(settings);
+    } catch (error) {
+      if (error instanceof RunnerNotConfiguredError) return { unavailable: error.message };
+      throw error;
+    }
+    return {
+      launcher: lazyLauncher(
+        'gcp',
+        process.env.RW_CLOUD_SDKS === 'none'
+          ? withoutCloudSdks('gcp')
+          : async () => {
+              const [{ ExecutionsClient, JobsClient, TasksClient }, { GoogleAuth }] = await Promise.all([
+                import('@google-cloud/run'),
+                import('google-auth-library'),
+              ]);
+              // Application Default Credentials (on Lambda: GOOGLE_APPLICATION_CREDENTIALS → workload identity federation).
+              const auth = new GoogleAuth({ scopes: ['https://www.googleapis.com/auth/cloud-platform'] });
+              return new CloudRunLauncher({
+                ...gcp,
+                jobs: new JobsClient({ fallback: true, auth }),
+                executions: new ExecutionsClient({ fallback: true, auth }),
+                tasks: new TasksClient({ fallback: true, auth }),
+                http: auth,
+                // Cloud Run resolves stored secrets from Secret Manager itself; only minted material reaches secretEnv.
+                prepare: (run) => prepare(run, { resolveSecrets: false }),
+              });
+            },
+      ),
+    };
+  },
+} satisfies Record<Exclude<Runner, 'local'>, LauncherFactory>;
+
+/** What a function built without the cloud SDKs answers if it is ever asked to act on such a task. */
+const withoutCloudSdks = (what: string) => (): Promise<never> =>
+  Promise.reject(
+    new LauncherUnavailableError(
+      `This function is bundled without the ${what} SDK (infra/handlers.ts controlsTasks); the dispatcher, poller and reconciler act on these tasks`,
+    ),
+  );
+
+/**
+ * Kubeconfig token preparation, loaded on first use (only the dispatcher
+ * prepares tasks); left out of bundles built without the cloud SDKs.
+ */
+export function lazyClusterAuth(clock: Clock): ClusterAuth {
+  let auth: Promise<ClusterAuth> | undefined;
+  const load =
+    process.env.RW_CLOUD_SDKS === 'none'
+      ? withoutCloudSdks('cluster token')
+      : () =>
+          import('../adapters/cluster-auth/cluster-auth.ts').then((m) => new m.CloudClusterAuth({ clock }));
+  return {
+    prepare: async (target, stored) => {
+      auth ??= load().catch((error: unknown) => {
+        auth = undefined;
+        throw error;
+      });
+      return (await auth).prepare(target, stored);
+    },
+  };
+}
+
+/**
+ * Build every in-cloud launcher whose settings are complete, and say why each
+ * other one is missing. `logStreams` maps a backend to the CloudWatch Logs
+ * stream of a run's output, for the backends that write there.
+ *
+ * @example
+ * const { launchers, unavailable } = buildCloudLaunchers(context);
+ */
+export function buildCloudLaunchers(context: LauncherContext): {
+  readonly launchers: Launchers;
+  readonly unavailable: Partial<Record<Runner, string>>;
+  readonly logStreams: Partial<Record<Runner, (run: Run) => string | undefined>>;
+} {
+  const launchers: Partial<Record<Runner, Launcher>> = {};
+  const unavailable: Partial<Record<Runner, string>> = {};
+  const logStreams: Partial<Record<Runner, (run: Run) => string | undefined>> = {};
+  for (const [runner, factory] of Object.entries(cloudLauncherFactories) as [Runner, LauncherFactory][]) {
+    const built = factory(context);
+    if ('unavailable' in built) {
+      unavailable[runner] = built.unavailable;
+      context.logger.debug('runner not available', { runner, reason: built.unavailable });
+      continue;
+    }
+    launchers[runner] = built.launcher;
+    if (built.logStream !== undefined) logStreams[runner] = built.logStream;
+  }
+  return { launchers, unavailable, logStreams };
+}

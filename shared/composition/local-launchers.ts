@@ -1,0 +1,113 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
+import { ECSClient } from '@aws-sdk/client-ecs';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { CloudWatchLogReader } from '../adapters/cloudwatch-logs/log-reader.ts';
+import { prepareTask } from '../app/task-prep.ts';
+import type { Settings } from '../config/settings.ts';
+import type { Run, Runner } from '../domain/run.ts';
+import type { Clock } from '../ports/clock.ts';
+import type { Launchers } from '../ports/launcher.ts';
+import type { LogReader, LogStore } from '../ports/log-store.ts';
+import type { RunStore } from '../ports/run-store.ts';
+import type { SecretSource } from '../ports/secret-source.ts';
+import { buildCloudLaunchers } from './launchers.ts';
+
+/** Every runner a setting can send work to, for telling "not configured" from "not wanted". */
+function selectedRunners(settings: Settings): ReadonlySet<Runner> {
+  return new Set(
+    [
+      settings.ansible_runner,
+      settings.ansible_runner_aws,
+      settings.ansible_runner_azure,
+      settings.ansible_runner_gcp,
+      settings.ansible_runner_portainer,
+      settings.k8s_runner,
+      settings.k8s_runner_aws,
+      settings.k8s_runner_azure,
+      settings.k8s_runner_gcp,
+    ].filter((r): r is Runner => r !== undefined),
+  );
+}
+
+/**
+ * Local mode's in-cloud launchers: ECS, ACI and Cloud Run, each built when
+ * its settings are complete (the Kubernetes pod runner is built beside, as it
+ * may use the pod's own service account). ECS in local mode takes its task
+ * definitions and their log group from `ansible_ecs_task_definitions` and
+ * `ansible_ecs_log_group`; credentials come from the usual AWS, Azure and
+ * Google environment. A runner a setting selects but that cannot be built is
+ * named in the start-up log with why; its runs are refused with that reason.
+ *
+ * @example
+ * const launchers = buildLocalCloudLaunchers({ settings, store, logs, clock, logger, secrets, prepareDeps });
+ */
+export function buildLocalCloudLaunchers(options: {
+  readonly settings: Settings;
+  readonly store: RunStore;
+  /** Local mode's own log store: what ACI runs leave before their container groups are deleted. */
+  readonly logs: LogStore;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly secrets: SecretSource;
+  /** What `prepareTask` needs here (stores, storage with staging, secrets, connection material). */
+  readonly prepareDeps: Parameters<typeof prepareTask>[0];
+}): Launchers {
+  const { settings, store, clock, logger } = options;
+  let ecs: ECSClient | undefined;
+  let secretsManager: SecretsManagerClient | undefined;
+  const logGroup = settings.ansible_ecs_log_group;
+  const streams: { ecs?: (run: Run) => string | undefined } = {};
+  // Without the log group there is no ECS runner (below), so nothing reads these.
+  const cloudWatchLogs: LogReader =
+    logGroup === undefined
+      ? { read: async () => ({ lines: [], nextCursor: '' }) }
+      : new CloudWatchLogReader({
+          client: new CloudWatchLogsClient({}),
+          logGroup,
+          streamFor: async (runId) => {
+            const run = await store.getRun(runId);
+            return run === undefined ? undefined : streams.ecs?.(run);
+          },
+        });
+  const built = buildCloudLaunchers({
+    settings,
+    clients: {
+      ecs: () => {
+        ecs ??= new ECSClient({});
+        return ecs;
+      },
+      secretsManager: () => {
+        secretsManager ??= new SecretsManagerClient({});
+        return secretsManager;
+      },
+    },
+    // Without the log group, a task's output could not be read back: ECS counts as not configured.
+    ecs: {
+      taskDefinitions: logGroup === undefined ? {} : (settings.ansible_ecs_task_definitions ?? {}),
+      taskDefinitionsKey:
+        logGroup === undefined
+          ? 'ansible_ecs_task_definitions, ansible_ecs_log_group'
+          : 'ansible_ecs_task_definitions',
+      containerName: 'runner',
+      logStreamPrefix: 'run',
+    },
+    store,
+    assets: options.prepareDeps.assets,
+    logs: cloudWatchLogs,
+    clock,
+    logger,
+    secrets: options.secrets,
+    prepare: (run, prepareOptions) => prepareTask(options.prepareDeps, run, prepareOptions),
+    runLogs: options.logs,
+  });
+  if (built.logStreams.ecs !== undefined) streams.ecs = built.logStreams.ecs;
+  const { kubernetes: _builtBeside, ...launchers } = built.launchers;
+  const wanted = selectedRunners(settings);
+  for (const [runner, why] of Object.entries(built.unavailable) as [Runner, string][]) {
+    if (runner !== 'kubernetes' && wanted.has(runner)) {
+      logger.warn('a runner the settings select is not available', { runner, reason: why });
+    }
+  }
+  return launchers;
+}

@@ -1,0 +1,206 @@
+import { resolve } from 'node:path';
+import { S3Client } from '@aws-sdk/client-s3';
+import { LocalAssetStore } from '../adapters/local/asset-store.ts';
+import { S3AssetStore } from '../adapters/s3/asset-store.ts';
+import type { AssetStorage } from '../app/asset-access.ts';
+import type { Settings } from '../config/settings.ts';
+import { noActiveStorageBackend, type StorageBackend } from '../domain/asset-access.ts';
+import { NoActiveStorageError, SettingsInvalidError } from '../domain/errors.ts';
+import type { AssetStore } from '../ports/asset-store.ts';
+import type { SecretSource } from '../ports/secret-source.ts';
+
+/** Where staged copies of local assets go inside the staging store: apart from its own assets. */
+const STAGING_PREFIX = 'remote-worker-staged/';
+
+/** A store that refuses every call with the seeds' "No active storage backend" and why. */
+export function noStorage(backend: StorageBackend, why: string): AssetStore {
+  const refuse = (): Promise<never> => Promise.reject(new NoActiveStorageError(noActiveStorageBackend(why)));
+  return { backend, locate: refuse, list: refuse, put: refuse };
+}
+
+/**
+ * A store built on first use: the Azure and Google SDKs load, and the account
+ * key is read from the secret store, only when a run or an upload needs them.
+ * A failed build is retried on the next call.
+ */
+function lazyStore(backend: StorageBackend, load: () => Promise<AssetStore>): AssetStore {
+  let store: Promise<AssetStore> | undefined;
+  const get = () => {
+    store ??= load().catch((error: unknown) => {
+      store = undefined;
+      throw error;
+    });
+    return store;
+  };
+  return {
+    backend,
+    locate: async (path) => (await get()).locate(path),
+    list: async () => (await get()).list(),
+    put: async (path, bytes, options) => (await get()).put(path, bytes, options),
+    grantRead: async (path, ttl) => {
+      const s = await get();
+      if (s.grantRead === undefined) throw new NoActiveStorageError(`${backend} cannot grant read URLs`);
+      return s.grantRead(path, ttl);
+    },
+  };
+}
+
+const prefixed = (prefix: string | undefined, extra = ''): string => {
+  const p = (prefix ?? '').replace(/^\/+/, '');
+  return `${p === '' || p.endsWith('/') ? p : `${p}/`}${extra}`;
+};
+
+/** The account name in a blob service URL: the host's first label, or the path's first segment (emulators). */
+function azureAccountName(accountUrl: string): string {
+  const url = new URL(accountUrl);
+  const label = url.hostname.split('.')[0] ?? '';
+  if (/\.blob\./.test(url.hostname)) return label;
+  return url.pathname.split('/').filter((s) => s !== '')[0] ?? label;
+}
+
+interface ObjectStoreContext {
+  readonly settings: Settings;
+  readonly secrets: SecretSource;
+  /** Extra key prefix under the configured one (the staging area). */
+  readonly under?: string;
+  readonly s3Client?: S3Client;
+}
+
+/** Each object store whose settings are complete, built lazily; undefined when its settings are missing. */
+const objectStores: Record<
+  Exclude<StorageBackend, 'local'>,
+  (c: ObjectStoreContext) => AssetStore | undefined
+> = {
+  s3: ({ settings, under, s3Client }) =>
+    settings.asset_s3_bucket === undefined
+      ? undefined
+      : new S3AssetStore({
+          bucket: settings.asset_s3_bucket,
+          prefix: prefixed(settings.asset_s3_prefix, under),
+          client: s3Client ?? defaultS3Client(),
+        }),
+  azure_blob: ({ settings, secrets, under }) => {
+    const accountUrl = settings.azure_storage_account_url;
+    const containerName = settings.azure_storage_container;
+    if (accountUrl === undefined || containerName === undefined) return undefined;
+    const keySecret = settings.azure_storage_key_secret;
+    return lazyStore('azure_blob', async () => {
+      const [{ BlobServiceClient, StorageSharedKeyCredential }, { AzureBlobAssetStore }] = await Promise.all([
+        import('@azure/storage-blob'),
+        import('../adapters/azure-blob/asset-store.ts'),
+      ]);
+      if (keySecret !== undefined) {
+        const credential = new StorageSharedKeyCredential(
+          azureAccountName(accountUrl),
+          await secrets.get(keySecret),
+        );
+        return new AzureBlobAssetStore({
+          container: new BlobServiceClient(accountUrl, credential).getContainerClient(containerName),
+          prefix: prefixed(settings.azure_storage_prefix, under),
+        });
+      }
+      const { defaultAzureCredential } = await import('../adapters/cluster-auth/aks-token.ts');
+      const service = new BlobServiceClient(accountUrl, await defaultAzureCredential());
+      return new AzureBlobAssetStore({
+        container: service.getContainerClient(containerName),
+        prefix: prefixed(settings.azure_storage_prefix, under),
+        userDelegationKey: async (startsOn, expiresOn) => service.getUserDelegationKey(startsOn, expiresOn),
+      });
+    });
+  },
+  gcs: ({ settings, under }) => {
+    const bucket = settings.gcs_bucket;
+    if (bucket === undefined) return undefined;
+    return lazyStore('gcs', async () => {
+      const [{ Storage }, { GcsAssetStore }] = await Promise.all([
+        import('@google-cloud/storage'),
+        import('../adapters/gcs/asset-store.ts'),
+      ]);
+      // Application Default Credentials; STORAGE_EMULATOR_HOST points the SDK at an emulator.
+      return new GcsAssetStore({
+        bucket,
+        prefix: prefixed(settings.gcs_prefix, under),
+        storage: new Storage(),
+      });
+    });
+  },
+};
+
+let sharedS3: S3Client | undefined;
+/** An emulator (moto, MinIO) serves S3 path-style only. */
+const defaultS3Client = (): S3Client => {
+  sharedS3 ??= new S3Client({
+    forcePathStyle:
+      process.env.AWS_ENDPOINT_URL !== undefined || process.env.AWS_ENDPOINT_URL_S3 !== undefined,
+  });
+  return sharedS3;
+};
+
+/** The keys an object store needs, for the start-up message when it is the active one. */
+const REQUIRED_KEYS: Record<Exclude<StorageBackend, 'local'>, string> = {
+  s3: 'asset_s3_bucket',
+  azure_blob: 'azure_storage_account_url and azure_storage_container',
+  gcs: 'gcs_bucket',
+};
+
+/**
+ * Local mode's storage: the active backend (`storage_backend`, default the
+ * local filesystem under `local_storage_path`) and, when it is local, the
+ * first object store whose settings are complete (S3, then Azure Blob, then
+ * GCS) as the place local assets are copied to for in-cloud runners.
+ * A chosen object store without its settings stops start-up naming the keys.
+ *
+ * @example
+ * const storage = buildLocalStorage({ settings, secrets, cwd: process.cwd() });
+ */
+export function buildLocalStorage(options: {
+  readonly settings: Settings;
+  readonly secrets: SecretSource;
+  readonly cwd: string;
+  readonly s3Client?: S3Client;
+}): AssetStorage {
+  const { settings } = options;
+  const active = settings.storage_backend ?? 'local';
+  if (active !== 'local') {
+    const assets = objectStores[active](options);
+    if (assets === undefined) {
+      throw new SettingsInvalidError([
+        { path: 'storage_backend', message: `is ${active}: set ${REQUIRED_KEYS[active]} as well` },
+      ]);
+    }
+    return { setup: { active }, assets };
+  }
+  const assets = new LocalAssetStore({ root: resolve(options.cwd, settings.local_storage_path) });
+  for (const backend of ['s3', 'azure_blob', 'gcs'] as const) {
+    const staging = objectStores[backend]({ ...options, under: STAGING_PREFIX });
+    if (staging !== undefined) return { setup: { active, staging: backend }, assets, staging };
+  }
+  return { setup: { active }, assets };
+}
+
+/**
+ * A deployed stack's storage: its S3 bucket (ASSET_BUCKET, ASSET_PREFIX).
+ * Lambda has no lasting filesystem and its bundles carry only the AWS SDK, so
+ * any other `storage_backend` leaves the deployment with no active backend:
+ * uploads answer 503 and runs are refused with the reason.
+ */
+export function buildAwsStorage(options: {
+  readonly settings: Settings;
+  readonly client: S3Client;
+  readonly bucket: string;
+  readonly prefix?: string;
+}): AssetStorage {
+  const active = options.settings.storage_backend ?? 's3';
+  if (active !== 's3') {
+    const why = `storage_backend is ${active}, but a deployed stack serves assets from its S3 bucket (${options.bucket}): set storage_backend to s3 or leave it unset`;
+    return { setup: { unavailable: why }, assets: noStorage(active, why) };
+  }
+  return {
+    setup: { active },
+    assets: new S3AssetStore({
+      client: options.client,
+      bucket: options.bucket,
+      prefix: options.prefix ?? '',
+    }),
+  };
+}
