@@ -191,6 +191,34 @@ describe('API input handling', () => {
     expect(await runCount()).toBe(before);
   });
 
+  it('refuses deeply nested extra vars with 400 and writes nothing', async () => {
+    const before = await runCount();
+    const deep = `${'{"a":'.repeat(10_000)}"leaf"${'}'.repeat(10_000)}`;
+    const body = `{"kind":"vm","targetId":"localhost","asset":"hello/site.yml","extraVars":{"d":${deep}}}`;
+
+    const res = await api('POST', '/runs', body);
+
+    expect(res.status).toBe(400);
+    expect(res.body.type).toBe('https://remote-worker.dev/problems/validation-failed');
+    expect(await runCount()).toBe(before);
+  });
+
+  it('refuses a lone surrogate with 400, also under an Idempotency-Key', async () => {
+    const body = '{"kind":"vm","targetId":"localhost","asset":"hello/site.yml","extraVars":{"a":"\\ud800"}}';
+
+    const res = await api('POST', '/runs', body, { 'idempotency-key': 'lone-surrogate' });
+
+    expect(res.status).toBe(400);
+    expect(res.body.type).toBe('https://remote-worker.dev/problems/validation-failed');
+  });
+
+  it('answers malformed JSON without quoting it back', async () => {
+    const res = await api('POST', '/runs', '{"kind":"vm","extraVars":{"password": hunter2}}');
+
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).not.toContain('hunter2');
+  });
+
   it('refuses a body that is not JSON with 415', async () => {
     const res = await fetch(`${local.url}/runs`, {
       method: 'POST',
