@@ -4,7 +4,7 @@ import { httpHandler, json } from '../../shared/http/handler.ts';
 import { IdParams, runView } from '../../shared/http/schemas.ts';
 import type { ApiDeps } from './deps.ts';
 
-/** POST /runs/{id}/cancel — answered with the run; cancelling a finished run changes nothing. */
+/** POST /runs/{id}/cancel — answered with the run; a finished run is refused with 409 invalid-transition. */
 export const makeCancelRun = (deps: ApiDeps) =>
   httpHandler(deps, {
     params: IdParams,

@@ -1,6 +1,10 @@
-import { createHash } from 'node:crypto';
 import { RUNNER_NAMES } from '../domain/asset-access.ts';
-import { NotFoundError, RunnerRefusedError, ValidationError } from '../domain/errors.ts';
+import {
+  InvalidTransitionError,
+  NotFoundError,
+  RunnerRefusedError,
+  ValidationError,
+} from '../domain/errors.ts';
 import {
   isRelayOwner,
   isTerminal,
@@ -16,6 +20,7 @@ import type { Target } from '../domain/target.ts';
 import type { SubmitRunBody } from '../http/schemas.ts';
 import { assetAccessProblem } from './asset-access.ts';
 import { type AppDeps, encodeRunMessage, storageOf } from './deps.ts';
+import { requestFingerprint } from './fingerprint.ts';
 import { mutateRun } from './run-updates.ts';
 
 export type Plan =
@@ -70,10 +75,6 @@ async function loadSelectedTarget(deps: AppDeps, body: Pick<SubmitRunBody, 'kind
   return target;
 }
 
-/** Stable hash of what was asked, so an Idempotency-Key reused for something else is caught. */
-const fingerprintOf = (body: SubmitRunBody): string =>
-  createHash('sha256').update(JSON.stringify(body)).digest('base64url');
-
 export interface SubmitResult {
   readonly run: Run;
   readonly created: boolean;
@@ -115,7 +116,7 @@ export async function submitRun(
     run,
     options.idempotencyKey === undefined
       ? {}
-      : { idempotencyKey: options.idempotencyKey, fingerprint: fingerprintOf(body) },
+      : { idempotencyKey: options.idempotencyKey, fingerprint: requestFingerprint(body) },
   );
   if (created.created && created.run.state === 'queued') {
     try {
@@ -146,12 +147,19 @@ const CANCEL_GRACE_SECONDS = 30;
  * A cloud task is asked to stop right away; its backend's status (events or
  * the reconciler's sweep) then settles the run `cancelled`. The relay polls
  * the flag itself. A stop request that fails is retried by the reconciler.
+ * A run already terminal is refused with InvalidTransitionError (409): an
+ * unchanged run answered as accepted would tell the client its cancel worked.
  */
 export async function cancelRun(
   deps: Pick<AppDeps, 'store' | 'clock'> & Partial<Pick<AppDeps, 'launchers' | 'logger'>>,
   id: string,
 ): Promise<Run> {
   const run = await mutateRun(deps.store, id, (current) => {
+    if (isTerminal(current.state)) {
+      throw new InvalidTransitionError(
+        `Run ${current.id} is ${current.state} and can no longer be cancelled`,
+      );
+    }
     const flagged = requestCancel(current, deps.clock.now());
     if (flagged.state === 'launched' && flagged.launch?.backend === 'local' && !isRelayOwner(flagged.owner)) {
       return transition(flagged, 'cancelled', deps.clock.now(), {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { displayName } from './display-text.ts';
 
 /**
  * The target registry's model. A target is what a run acts on: a VM (SSH/WinRM),
@@ -25,7 +26,7 @@ const targetId = z
 export const TargetIdSchema = targetId;
 
 const base = {
-  name: z.string().min(1).max(200),
+  name: displayName(200),
   cloud: z.enum(CLOUDS),
   labels: z.record(z.string().max(63), z.string().max(256)).optional(),
 };

@@ -2,13 +2,8 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { z } from 'zod';
-import {
-  DomainError,
-  type FieldError,
-  PayloadTooLargeError,
-  UnsupportedMediaTypeError,
-  ValidationError,
-} from '../domain/errors.ts';
+import { DomainError, type FieldError, ValidationError } from '../domain/errors.ts';
+import { MAX_BODY_BYTES, readJsonBody } from './json-body.ts';
 import { problemResponse } from './problem.ts';
 
 export type HttpEvent = APIGatewayProxyEventV2;
@@ -16,6 +11,12 @@ export type HttpResult = APIGatewayProxyStructuredResultV2;
 export type HttpHandler = ((event: HttpEvent, context: Context) => Promise<HttpResult>) & {
   /** Set when the route takes bodies above MAX_BODY_BYTES (asset upload); servers size their read by it. */
   readonly maxBodyBytes?: number;
+  /**
+   * True for the routes anyone may call (/healthz, /openapi.json). A server
+   * in front of the handlers (local mode) authenticates every other request
+   * from its headers before it reads the body; the handler checks again.
+   */
+  readonly public?: boolean;
 };
 
 /** Who is calling: resolves to a principal name or throws UnauthorizedError. */
@@ -25,9 +26,6 @@ export interface HttpDeps {
   readonly authenticate: Authenticator;
   readonly logger: Logger;
 }
-
-/** JSON bodies above this are refused before parsing (API Gateway allows 10 MB; nothing here needs it). */
-export const MAX_BODY_BYTES = 256 * 1024;
 
 interface Request<B, Q, P> {
   readonly body: B;
@@ -74,25 +72,6 @@ function validate<T>(schema: z.ZodType<T> | undefined, value: unknown, where: st
   return parsed.data;
 }
 
-function readBody(event: HttpEvent, limit: number): unknown {
-  if (event.body === undefined || event.body === '') return undefined;
-  const raw = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
-  if (raw.byteLength > limit) {
-    throw new PayloadTooLargeError(`The body is ${raw.byteLength} bytes; the limit is ${limit}`);
-  }
-  const type = (event.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  if (type !== 'application/json' && !type.endsWith('+json')) {
-    throw new UnsupportedMediaTypeError(
-      `Send the body as application/json (got ${type || 'no content type'})`,
-    );
-  }
-  try {
-    return JSON.parse(raw.toString('utf8'));
-  } catch (error) {
-    throw new ValidationError(`The body is not valid JSON: ${(error as Error).message}`);
-  }
-}
-
 /** Errors become problem+json; the log gets details the client must not see. */
 const problemJson = (logger: Logger): MiddlewareObj<HttpEvent, HttpResult> => ({
   onError: async (request) => {
@@ -122,7 +101,7 @@ export function httpHandler<B = undefined, Q = undefined, P = undefined>(
     .use(problemJson(deps.logger))
     .handler(async (event) => {
       const principal = route.public ? 'anonymous' : await deps.authenticate(event);
-      const bodyValue = readBody(event, route.maxBodyBytes ?? MAX_BODY_BYTES);
+      const bodyValue = readJsonBody(event, route.maxBodyBytes ?? MAX_BODY_BYTES);
       if (route.body === undefined && bodyValue !== undefined) {
         throw new ValidationError('This route takes no request body');
       }
@@ -131,7 +110,8 @@ export function httpHandler<B = undefined, Q = undefined, P = undefined>(
       const params = validate(route.params, event.pathParameters ?? {}, 'path');
       return route.handle({ body, query, params, principal, headers: event.headers });
     }) as unknown as HttpHandler;
-  return route.maxBodyBytes === undefined
-    ? handler
-    : Object.assign(handler, { maxBodyBytes: route.maxBodyBytes });
+  return Object.assign(handler, {
+    ...(route.maxBodyBytes === undefined ? {} : { maxBodyBytes: route.maxBodyBytes }),
+    ...(route.public === true ? { public: true } : {}),
+  });
 }

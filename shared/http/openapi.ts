@@ -202,11 +202,12 @@ const ROUTE_DOCS = {
   'POST /runs/{id}/cancel': {
     operationId: 'cancelRun',
     summary: 'Request cancellation',
-    description: 'Answered with the run; cancelling a finished run changes nothing.',
+    description:
+      'Answered with the run. A queued run is cancelled at once; a started one is flagged and stopped. A run that is already terminal is refused with `invalid-transition` (409) and left unchanged.',
     tag: 'runs',
     params: IdParams,
-    responses: { 202: { description: 'Cancellation requested (or already final)', schema: 'Run' } },
-    errors: ['not_found', 'run_conflict'],
+    responses: { 202: { description: 'Cancellation requested', schema: 'Run' } },
+    errors: ['not_found', 'run_conflict', 'invalid_transition'],
   },
   'POST /batches': {
     operationId: 'submitBatch',

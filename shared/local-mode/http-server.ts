@@ -1,44 +1,52 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
-import { PayloadTooLargeError } from '../domain/errors.ts';
-import { type HttpEvent, type HttpHandler, MAX_BODY_BYTES } from '../http/handler.ts';
+import { DomainError, PayloadTooLargeError, ValidationError } from '../domain/errors.ts';
+import type { Authenticator, HttpEvent, HttpHandler, HttpResult } from '../http/handler.ts';
+import { MAX_BODY_BYTES } from '../http/json-body.ts';
 import { problemResponse } from '../http/problem.ts';
+import {
+  type CompiledRoute,
+  compileRoutes,
+  decodeParams,
+  decodeQuery,
+  matchRoute,
+  parseRequestTarget,
+  type RequestTarget,
+} from './router.ts';
 
-interface CompiledRoute {
-  readonly method: string;
-  readonly routeKey: string;
-  readonly pattern: RegExp;
-  readonly names: readonly string[];
-  readonly handler: HttpHandler;
-}
-
-function compile(routeKey: string, handler: HttpHandler): CompiledRoute {
-  const [method = '', path = ''] = routeKey.split(' ');
-  const names: string[] = [];
-  const source = path
-    .split('/')
-    .map((part) => {
-      const m = /^\{(\w+)\}$/.exec(part);
-      if (m?.[1] === undefined) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      names.push(m[1]);
-      return '([^/]+)';
-    })
-    .join('/');
-  return { method, routeKey, pattern: new RegExp(`^${source}$`), names, handler };
-}
-
-async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      throw new PayloadTooLargeError(`The body is larger than the ${limit}-byte limit`);
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+/**
+ * The body, up to `limit` bytes. Past the limit it stops collecting and
+ * refuses at once (413) rather than reading the rest to the end.
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off('data', onData);
+        reject(new PayloadTooLargeError(`The body is larger than the ${limit}-byte limit`));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks)));
+    req.once('error', reject);
+    // A client that goes away mid-body: settle, so nothing waits on it (a no-op after 'end').
+    req.once('close', () => reject(new Error('the client closed the connection before the body ended')));
+  });
 }
 
 const lambdaContext = (requestId: string): Context =>
@@ -57,56 +65,121 @@ const lambdaContext = (requestId: string): Context =>
     succeed: () => {},
   }) as Context;
 
-/** The API Gateway HTTP API (payload v2) event for one Node request, as API Gateway would build it. */
-function toEvent(
-  req: IncomingMessage,
-  url: URL,
-  route: CompiledRoute,
-  params: Record<string, string>,
-  body: Buffer,
-) {
+/** The API Gateway HTTP API (payload v2) event for one Node request, as API Gateway would build it: nothing decoded and no body yet. */
+function toEvent(req: IncomingMessage, target: RequestTarget, routeKey: string): HttpEvent {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
   }
-  const query: Record<string, string> = {};
-  for (const [k, v] of url.searchParams) query[k] = k in query ? `${query[k]},${v}` : v;
-  const requestId = randomUUID();
-  const event = {
+  return {
     version: '2.0',
-    routeKey: route.routeKey,
-    rawPath: url.pathname,
-    rawQueryString: url.search.slice(1),
+    routeKey,
+    rawPath: target.path,
+    rawQueryString: target.rawQuery,
     headers,
-    ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
-    ...(route.names.length > 0 ? { pathParameters: params } : {}),
     requestContext: {
       accountId: 'local',
       apiId: 'local',
       domainName: headers.host ?? 'localhost',
       domainPrefix: 'localhost',
       http: {
-        method: route.method,
-        path: url.pathname,
+        method: req.method ?? '',
+        path: target.path,
         protocol: `HTTP/${req.httpVersion}`,
         sourceIp: req.socket.remoteAddress ?? '',
         userAgent: headers['user-agent'] ?? '',
       },
-      requestId,
-      routeKey: route.routeKey,
+      requestId: randomUUID(),
+      routeKey,
       stage: '$default',
       time: new Date().toUTCString(),
       timeEpoch: Date.now(),
     },
-    ...(body.length > 0 ? { body: body.toString('utf8') } : {}),
     isBase64Encoded: false,
-  } satisfies HttpEvent;
-  return { event, requestId };
+  };
 }
 
-function send(res: ServerResponse, result: Awaited<ReturnType<HttpHandler>>): void {
-  res.writeHead(result.statusCode ?? 200, result.headers as Record<string, string>);
+const hasBody = (req: IncomingMessage): boolean =>
+  req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+function routeProblem(status: 404 | 405, instance: string, allow: readonly string[] = []): HttpResult {
+  return {
+    statusCode: status,
+    headers: {
+      'content-type': 'application/problem+json',
+      'cache-control': 'no-store',
+      ...(status === 405 ? { allow: allow.join(', ') } : {}),
+    },
+    body: JSON.stringify({ type: 'about:blank', title: STATUS_CODES[status], status, instance }),
+  };
+}
+
+/** How long a connection refused mid-upload stays half-open before it is closed. */
+const LINGER_MS = 1_000;
+
+/**
+ * Close, soon, a connection whose request body was refused unread. Node
+ * closes a `connection: close` socket as soon as the answer is written, and
+ * closing with unread bytes makes the kernel reset the connection, which can
+ * discard the answer before a client still uploading has read it. So, as
+ * web servers do (a "lingering close"): send FIN, let what still arrives be
+ * discarded, and close when the client closes or after LINGER_MS.
+ */
+function lingerThenClose(socket: Socket): void {
+  socket.destroySoon = () => {
+    socket.end();
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('end', () => socket.destroy());
+    socket.once('close', () => clearTimeout(timer));
+  };
+}
+
+/**
+ * Write the answer. A body the request still has unread is never read to its
+ * end: `connection: close` ends the connection after the answer, so a caller
+ * refused before its upload cannot make the server take the rest.
+ */
+function send(req: IncomingMessage, res: ServerResponse, result: HttpResult): void {
+  const headers = { ...(result.headers as Record<string, string>) };
+  if (!req.complete && hasBody(req)) {
+    headers.connection = 'close';
+    lingerThenClose(req.socket);
+    // Bytes already on their way are discarded, not buffered, while the connection lingers.
+    req.resume();
+  }
+  res.writeHead(result.statusCode ?? 200, headers);
   res.end(result.body ?? '');
+}
+
+/** A request Node's HTTP parser refused (bad request line, header overflow) still gets problem+json. */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status =
+    error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const problem =
+    status === 400
+      ? problemResponse(new ValidationError('The request is not valid HTTP/1.1')).body
+      : JSON.stringify({ type: 'about:blank', title: STATUS_CODES[status], status });
+  const body = problem ?? '';
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/problem+json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+export interface ApiServerOptions {
+  /**
+   * Checks the caller from the headers before anything else: every request
+   * but those for a public route is refused with 401 before its target's
+   * escapes are decoded, its route is looked up or its body is read.
+   */
+  readonly authenticate?: Authenticator;
+  /** Where failures the client only sees as a bare 500 are told in full. */
+  readonly logger?: Pick<Logger, 'error'>;
 }
 
 /**
@@ -114,43 +187,87 @@ function send(res: ServerResponse, result: Awaited<ReturnType<HttpHandler>>): vo
  * keys (`GET /runs/{id}`) and handing each handler the event API Gateway
  * would: local mode runs the production handler code, not a copy.
  *
+ * Nothing a request carries can stop the server: a target that does not
+ * parse is a 400, and whatever a handler throws is a 500 problem+json for
+ * that request only.
+ *
  * @example
- * const server = createApiServer({ 'GET /healthz': healthz });
+ * const server = createApiServer({ 'GET /healthz': healthz }, { authenticate: bearerAuthenticator(token) });
  * server.listen(8080, '127.0.0.1');
  */
-export function createApiServer(routes: Readonly<Record<string, HttpHandler>>): Server {
-  const compiled = Object.entries(routes).map(([key, handler]) => compile(key, handler));
-  return createServer(async (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    try {
-      const candidates = compiled.filter((r) => r.pattern.test(url.pathname));
-      const route = candidates.find((r) => r.method === req.method);
-      if (route === undefined) {
-        const status = candidates.length > 0 ? 405 : 404;
-        res.writeHead(status, {
-          'content-type': 'application/problem+json',
-          ...(status === 405 ? { allow: candidates.map((c) => c.method).join(', ') } : {}),
-        });
-        res.end(
-          JSON.stringify({
-            type: 'about:blank',
-            title: status === 404 ? 'Not Found' : 'Method Not Allowed',
-            status,
-            instance: url.pathname,
-          }),
-        );
-        return;
-      }
-      const match = route.pattern.exec(url.pathname);
-      const params = Object.fromEntries(
-        route.names.map((name, i) => [name, decodeURIComponent(match?.[i + 1] ?? '')]),
-      );
-      const body = await readBody(req, route.handler.maxBodyBytes ?? MAX_BODY_BYTES);
-      const { event, requestId } = toEvent(req, url, route, params, body);
-      send(res, await route.handler(event, lambdaContext(requestId)));
-    } catch (error) {
-      if (error instanceof PayloadTooLargeError) req.resume();
-      send(res, problemResponse(error, url.pathname));
+export function createApiServer(
+  routes: Readonly<Record<string, HttpHandler>>,
+  options: ApiServerOptions = {},
+): Server {
+  const compiled: readonly CompiledRoute<HttpHandler>[] = compileRoutes(routes);
+
+  async function handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: RequestTarget,
+    expectsContinue: boolean,
+  ): Promise<HttpResult> {
+    const match = matchRoute(compiled, req.method ?? '', target.path);
+    const route = match.kind === 'route' ? match.route : undefined;
+    const bare = toEvent(req, target, route?.routeKey ?? '$default');
+    if (route?.handler.public !== true) await options.authenticate?.(bare);
+    if (match.kind === 'not_found') return routeProblem(404, target.path);
+    if (match.kind === 'method_not_allowed') return routeProblem(405, target.path, match.allow);
+    const params = decodeParams(match);
+    const query = decodeQuery(target.rawQuery);
+    const event: HttpEvent = {
+      ...bare,
+      ...(Object.keys(query).length > 0 ? { queryStringParameters: query } : {}),
+      ...(Object.keys(params).length > 0 ? { pathParameters: params } : {}),
+    };
+    const { handler } = match.route;
+    const limit = handler.maxBodyBytes ?? MAX_BODY_BYTES;
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > limit) {
+      throw new PayloadTooLargeError(`The body is ${declared} bytes; the limit is ${limit}`);
     }
-  });
+    // Only now, with the caller known and the size acceptable, invite the body.
+    if (expectsContinue) res.writeContinue();
+    const body = await readBody(req, limit);
+    return handler(
+      body.length > 0 ? { ...event, body: body.toString('utf8') } : event,
+      lambdaContext(event.requestContext.requestId),
+    );
+  }
+
+  async function serve(req: IncomingMessage, res: ServerResponse, expectsContinue: boolean) {
+    let instance: string | undefined;
+    let result: HttpResult;
+    try {
+      const target = parseRequestTarget(req.url ?? '');
+      instance = target.path;
+      result = await handle(req, res, target, expectsContinue);
+    } catch (error) {
+      if (!(error instanceof DomainError)) {
+        options.logger?.error('request failed', {
+          method: req.method,
+          path: instance,
+          error: error as Error,
+        });
+      }
+      result = problemResponse(error, instance);
+    }
+    try {
+      send(req, res, result);
+    } catch (error) {
+      // A result Node cannot write (a bad header from a handler): a bare 500 if nothing went out yet.
+      options.logger?.error('could not write the answer', { path: instance, error: error as Error });
+      if (res.headersSent) res.destroy();
+      else send(req, res, problemResponse(error, instance));
+    }
+  }
+
+  // The last guard: a failure while answering a failure ends that one connection, never the process.
+  const serveOrDrop = (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean) => {
+    serve(req, res, expectsContinue).catch(() => res.destroy());
+  };
+  const server = createServer((req, res) => serveOrDrop(req, res, false));
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => serveOrDrop(req, res, true));
+  server.on('clientError', answerClientError);
+  return server;
 }

@@ -174,7 +174,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
   const handlers: Record<string, HttpHandler> = {};
   for (const [key, make] of Object.entries(API_ROUTES)) handlers[key] = make(apiDeps);
 
-  const server = createApiServer(handlers);
+  const server = createApiServer(handlers, { authenticate: apiDeps.authenticate, logger });
   const host = env.HOST || '127.0.0.1';
   const port = Number(env.PORT || 8080);
   await new Promise<void>((ok, fail) => {

@@ -119,6 +119,30 @@ describe('API input handling', () => {
       'validation-failed',
     ],
     ['bad target id', 'PUT', '/targets/-bad', LOCALHOST_TARGET, 400, 'validation-failed'],
+    [
+      'a target name that is only a space',
+      'PUT',
+      '/targets/vm-2',
+      { ...LOCALHOST_TARGET, name: ' ' },
+      400,
+      'validation-failed',
+    ],
+    [
+      'a target name with a right-to-left override',
+      'PUT',
+      '/targets/vm-2',
+      { ...LOCALHOST_TARGET, name: 'web\u202Egnp.exe' },
+      400,
+      'validation-failed',
+    ],
+    [
+      'a target name that is a byte-order mark',
+      'PUT',
+      '/targets/vm-2',
+      { ...LOCALHOST_TARGET, name: '\uFEFF' },
+      400,
+      'validation-failed',
+    ],
     ['bad state filter', 'GET', '/runs?state=done', undefined, 400, 'validation-failed'],
     ['bad cursor', 'GET', '/runs?cursor=%%%', undefined, 400, 'validation-failed'],
   ];
@@ -165,6 +189,34 @@ describe('API input handling', () => {
     expect(res.status).toBe(413);
     expect(res.headers.get('content-type')).toBe('application/problem+json');
     expect(await runCount()).toBe(before);
+  });
+
+  it('refuses deeply nested extra vars with 400 and writes nothing', async () => {
+    const before = await runCount();
+    const deep = `${'{"a":'.repeat(10_000)}"leaf"${'}'.repeat(10_000)}`;
+    const body = `{"kind":"vm","targetId":"localhost","asset":"hello/site.yml","extraVars":{"d":${deep}}}`;
+
+    const res = await api('POST', '/runs', body);
+
+    expect(res.status).toBe(400);
+    expect(res.body.type).toBe('https://remote-worker.dev/problems/validation-failed');
+    expect(await runCount()).toBe(before);
+  });
+
+  it('refuses a lone surrogate with 400, also under an Idempotency-Key', async () => {
+    const body = '{"kind":"vm","targetId":"localhost","asset":"hello/site.yml","extraVars":{"a":"\\ud800"}}';
+
+    const res = await api('POST', '/runs', body, { 'idempotency-key': 'lone-surrogate' });
+
+    expect(res.status).toBe(400);
+    expect(res.body.type).toBe('https://remote-worker.dev/problems/validation-failed');
+  });
+
+  it('answers malformed JSON without quoting it back', async () => {
+    const res = await api('POST', '/runs', '{"kind":"vm","extraVars":{"password": hunter2}}');
+
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).not.toContain('hunter2');
   });
 
   it('refuses a body that is not JSON with 415', async () => {

@@ -5,6 +5,7 @@ import { cancelRun, submitRun } from '../../../shared/app/runs.ts';
 import {
   AssetNotFoundError,
   IdempotencyMismatchError,
+  InvalidTransitionError,
   NotFoundError,
   RunnerRefusedError,
   ValidationError,
@@ -106,6 +107,21 @@ describe('submitRun', () => {
     expect(replay).toEqual({ run: first.run, created: false });
     expect(await storedRuns()).toHaveLength(1);
     expect(await enqueued()).toEqual([first.run.id]);
+  });
+
+  it('takes a retry whose extra vars come in another key order as the same request', async () => {
+    const vars = { app: { name: 'web', port: 80 }, env: 'prod' };
+    const first = await submitRun(app.deps, vmBody({ extraVars: vars }), 'alice', {
+      idempotencyKey: 'key-1',
+    });
+
+    const reordered = { env: 'prod', app: { port: 80, name: 'web' } };
+    const replay = await submitRun(app.deps, vmBody({ extraVars: reordered }), 'alice', {
+      idempotencyKey: 'key-1',
+    });
+
+    expect(replay).toEqual({ run: first.run, created: false });
+    expect(await storedRuns()).toHaveLength(1);
   });
 
   it('refuses an idempotency key reused for a different request and writes nothing', async () => {
@@ -235,17 +251,34 @@ describe('cancelRun', () => {
     ecsApp.close();
   });
 
-  it('changes nothing on a finished run', async () => {
+  it('refuses a finished run with InvalidTransitionError and changes nothing', async () => {
     const run = await createQueuedRun(app.store, app.clock, { id: 'run-1' });
     await markLaunched(app.store, app.clock, run, { owner: 'relay:x' });
     const done = await settleRun(app.store, run.id, (r) =>
       transition(r, 'succeeded', app.clock.now(), { patch: { exitCode: 0 } }),
     );
 
-    const after = await cancelRun(app.deps, run.id);
+    const cancel = cancelRun(app.deps, run.id);
 
-    expect(after).toEqual(done);
+    await expect(cancel).rejects.toBeInstanceOf(InvalidTransitionError);
+    await expect(cancel).rejects.toThrow('Run run-1 is succeeded and can no longer be cancelled');
     expect(await app.store.getRun(run.id)).toEqual(done);
+  });
+
+  it('refuses a second cancel of a run the first one cancelled', async () => {
+    const run = await createQueuedRun(app.store, app.clock, { id: 'run-1' });
+    const cancelled = await cancelRun(app.deps, run.id);
+
+    await expect(cancelRun(app.deps, run.id)).rejects.toBeInstanceOf(InvalidTransitionError);
+    expect(await app.store.getRun(run.id)).toEqual(cancelled);
+  });
+
+  it('answers a repeated cancel of a run still stopping with the run, unchanged', async () => {
+    const run = await createQueuedRun(app.store, app.clock, { id: 'run-1' });
+    await markLaunched(app.store, app.clock, run, { owner: 'relay:x' });
+    const flagged = await cancelRun(app.deps, run.id);
+
+    expect(await cancelRun(app.deps, run.id)).toEqual(flagged);
   });
 
   it('answers NotFoundError for an unknown run', async () => {
