@@ -10,7 +10,12 @@ import { dispatchRun } from '../../../shared/app/dispatch.ts';
 import { settleRun } from '../../../shared/app/run-updates.ts';
 import { cancelRun } from '../../../shared/app/runs.ts';
 import { loadSettings } from '../../../shared/config/settings.ts';
-import { DomainError, LauncherUnavailableError, LaunchRejectedError } from '../../../shared/domain/errors.ts';
+import {
+  DomainError,
+  InvalidTransitionError,
+  LauncherUnavailableError,
+  LaunchRejectedError,
+} from '../../../shared/domain/errors.ts';
 import { amend, isTerminal, type Run, type RunState, transition } from '../../../shared/domain/run.ts';
 import type { Target } from '../../../shared/domain/target.ts';
 import type { RunStore } from '../../../shared/ports/run-store.ts';
@@ -489,6 +494,8 @@ async function simulate(s: fc.Scheduler, ops: readonly Op[], outages: readonly n
           return dispatch(runId, lastMessage.get(runId) ?? `m-${++messages}`);
         case 'cancel':
           await cancelRun(deps, runId).catch((error: unknown) => {
+            // A run that already ended answers 409: the client's cancel came too late, nothing changed.
+            if (error instanceof InvalidTransitionError) return;
             if (!isRetryable(error)) throw error;
           });
           return;
