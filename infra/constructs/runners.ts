@@ -33,6 +33,12 @@ export interface RunnersProps {
   /** Short, environment-unique name prefix for the task definition families (`remote-worker-prod`). */
   readonly namePrefix: string;
   readonly images: Readonly<Record<RunnerImageSetting, string>>;
+  /**
+   * Images the stack builds itself (RunnerImageAssets), used instead of the
+   * setting's registry image; the setting's value stays the key the
+   * dispatcher finds the task definition by.
+   */
+  readonly builtImages?: Readonly<Partial<Record<RunnerImageSetting, ContainerImage>>>;
   /** Family prefix of the per-run task definitions the ECS launcher registers for runs with secrets. */
   readonly perRunFamilyPrefix: string;
   /** Secrets Manager name prefix of the secrets runs may bind ("Use a secret"). */
@@ -67,7 +73,7 @@ export class Runners extends Construct {
   readonly executionRole: Role;
   readonly taskRole: Role;
   readonly taskDefinitions: Readonly<Record<RunnerImageSetting, FargateTaskDefinition>>;
-  /** Whether any runner image is in ECR (the execution role then needs ecr:GetAuthorizationToken on `*`). */
+  /** Whether any runner image is in ECR, built ones included (the execution role then needs ecr:GetAuthorizationToken on `*`). */
   readonly pullsFromEcr: boolean;
   readonly #perRunFamilyPrefix: string;
 
@@ -158,7 +164,7 @@ export class Runners extends Construct {
       });
       def.addContainer(RUNNER_CONTAINER_NAME, {
         containerName: RUNNER_CONTAINER_NAME,
-        image: containerImage(image),
+        image: props.builtImages?.[setting] ?? containerImage(image),
         essential: true,
         // Time for the task shim to forward SIGTERM, wait its grace and remove secret files (Fargate max 120 s).
         stopTimeout: MAX_STOP_TIMEOUT,
@@ -167,7 +173,9 @@ export class Runners extends Construct {
       definitions[setting] = def;
     }
     this.taskDefinitions = definitions as Record<RunnerImageSetting, FargateTaskDefinition>;
-    this.pullsFromEcr = repositories.size > 0;
+    // A built image lives in the bootstrap's ECR repository: fromDockerImageAsset grants the pull.
+    this.pullsFromEcr =
+      repositories.size > 0 || RUNNER_IMAGE_SETTINGS.some((s) => props.builtImages?.[s] !== undefined);
   }
 
   /** Families of the per-run task definitions (runs with secret bindings), any revision. */

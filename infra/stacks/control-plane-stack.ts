@@ -14,6 +14,7 @@ import { HandlerFunction } from '../constructs/handler-function.ts';
 import { RelayIdentity } from '../constructs/relay-identity.ts';
 import { RunEvents } from '../constructs/run-events.ts';
 import { RunTable } from '../constructs/run-table.ts';
+import { RunnerImageAssets } from '../constructs/runner-images.ts';
 import {
   RUNNER_CONTAINER_NAME,
   RUNNER_IMAGE_SETTINGS,
@@ -56,6 +57,8 @@ export class ControlPlaneStack extends Stack {
   readonly queues: WorkQueues;
   readonly assets: AssetStorage;
   readonly runners: Runners;
+  /** The runner images built from runners/ (the image settings left unset); undefined when every one is set. */
+  readonly runnerImages: RunnerImageAssets | undefined;
   readonly api: ControlPlaneApi;
   readonly events: RunEvents;
   readonly relay: RelayIdentity;
@@ -98,11 +101,22 @@ export class ControlPlaneStack extends Stack {
       ansible_cloud_image: config.parsedSettings.ansible_cloud_image,
       k8s_runner_image: config.parsedSettings.k8s_runner_image,
     };
+    // An image setting the operator left unset is built from runners/ by `cdk deploy`; a set one is pulled as named.
+    const unset = RUNNER_IMAGE_SETTINGS.filter((setting) => config.rawSettings[setting] === undefined);
+    this.runnerImages =
+      unset.length === 0
+        ? undefined
+        : new RunnerImageAssets(this, 'RunnerImages', {
+            settings: unset,
+            projectRoot: props.projectRoot,
+            architecture: config.runnerTask.architecture,
+          });
     const perRunFamilyPrefix = `${namePrefix}-run-`;
     this.runners = new Runners(this, 'Runners', {
       vpc,
       namePrefix,
       images,
+      ...(this.runnerImages === undefined ? {} : { builtImages: this.runnerImages.images }),
       perRunFamilyPrefix,
       secretsPrefix: config.secretsPrefix,
       ...(config.registryCredentialsSecretName === undefined

@@ -88,6 +88,7 @@ import {
 import type { K8sOperation, RunKind } from '../../shared/domain/run.ts';
 import type { AssetType, TaskSpec } from '../../shared/domain/task.ts';
 import { shellQuote, wrapperPlaybook } from '../../shared/domain/wrappers.ts';
+import { PreflightError, preflight } from './preflight.ts';
 
 /** Prefix of every line the shim writes itself; the executors tag such lines as `system`. */
 export const SHIM_PREFIX = 'remote-worker: ';
@@ -649,6 +650,10 @@ export async function runShim(
     }
     redact = (text) => compiled.redact(text);
     requireSecretEnv(spec, env);
+    // Before any download or secret file: an image without the tool (or pywinrm) stops here, exit 127.
+    await preflight(spec, env).catch((error: unknown) => {
+      throw error instanceof PreflightError ? new ShimError(error.message, error.exitCode) : error;
+    });
 
     workDir = mkdtempSync(join(env.RW_TMP_DIR ?? tmpdir(), 'rw-task-'));
     chmodSync(workDir, 0o700);

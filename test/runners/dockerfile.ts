@@ -164,8 +164,4 @@ export function bundleArgs(dockerfile: Dockerfile, entry: string): string[] {
   return words.slice(words.indexOf('esbuild') + 1);
 }
 
-/** The shim bundle command of a runner Dockerfile. */
-export const shimBundleArgs = (dockerfile: Dockerfile): string[] =>
-  bundleArgs(dockerfile, 'runners/shim/main.ts');
-
 export const dockerfileOf = (dir: string): Dockerfile => parseDockerfile(join(REPO, dir, 'Dockerfile'));

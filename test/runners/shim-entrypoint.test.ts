@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleShim, SHIM_ESBUILD_ARGS } from '../../runners/shim/bundle.ts';
 import { CONTAINER_ASSET_ROOT, DockerExecutor } from '../../shared/adapters/relay/docker-executor.ts';
 import { LauncherUnavailableError } from '../../shared/domain/errors.ts';
 import { inventoryForRun } from '../../shared/domain/inventory.ts';
@@ -26,14 +27,14 @@ import {
   keyValues,
   REPO,
   RUNNER_IMAGES,
-  shimBundleArgs,
 } from './dockerfile.ts';
 
 /**
  * The task shim as the runner images carry and start it, without a Docker
- * engine: the bundle is built with the exact esbuild command of the images'
- * Dockerfiles, and started with the image's ENTRYPOINT argv and the
- * environment the relay's docker executor hands a container.
+ * engine: the bundle is built as `npm run build:shim` builds the file the
+ * images' Dockerfiles copy, and started with the image's ENTRYPOINT argv and
+ * the environment the relay's docker executor hands a container
+ * (test/runners/images.test.ts starts the real images on podman).
  *
  * test/integration/shim.test.ts covers the shim's behaviour (redaction,
  * signals, timeouts, wrappers, downloads); this file covers the packaging.
@@ -70,22 +71,12 @@ interface Recorded {
 
 let scratch: string;
 let bundle: string;
-let bundleArgs: string[];
 let entrypoint: string[];
 let imageEnv: Record<string, string>;
 
-beforeAll(async () => {
+beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'rw-shim-entrypoint-'));
-  const perImage = RUNNER_IMAGES.map((image) => shimBundleArgs(dockerfileOf(image.dir)));
-  bundleArgs = perImage[0] ?? [];
-  const out = bundleArgs.find((a) => a.startsWith('--outfile='));
-  bundle = join(scratch, 'dist', 'shim.mjs');
-  // The same command in the repository root, as in the image's build stage; only the output lands in scratch.
-  await execFileAsync(
-    join(REPO, 'node_modules/.bin/esbuild'),
-    bundleArgs.map((a) => (a === out ? `--outfile=${bundle}` : a)),
-    { cwd: REPO },
-  );
+  bundle = bundleShim(REPO, join(scratch, 'dist', 'shim.mjs'));
   const winrm = finalStage(dockerfileOf('runners/ansible-winrm'));
   entrypoint = execForm(instructionsOf(winrm, 'ENTRYPOINT').at(-1)) ?? [];
   imageEnv = Object.fromEntries(
@@ -100,29 +91,14 @@ afterAll(() => {
 });
 
 describe('the shim bundle of the runner images', () => {
-  it('is built by one identical esbuild command in every runner Dockerfile', () => {
-    const perImage = RUNNER_IMAGES.map((image) => shimBundleArgs(dockerfileOf(image.dir)));
-
-    for (const args of perImage) expect(args).toEqual(bundleArgs);
-    expect(bundleArgs).toEqual([
-      'runners/shim/main.ts',
-      '--bundle',
-      '--platform=node',
-      '--format=esm',
-      '--target=node20',
-      '--outfile=dist/shim.mjs',
-    ]);
-    expect(existsSync(bundle)).toBe(true);
-  });
-
-  it('matches package.json build:shim when that script exists', () => {
+  it('is what package.json build:shim builds, with the options the stack and the image tests use', () => {
     const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
       scripts?: Record<string, string>;
     };
-    const script = pkg.scripts?.['build:shim'];
 
-    if (script !== undefined) expect(script).toBe(`esbuild ${bundleArgs.join(' ')}`);
-    expect(bundleArgs).toContain('--outfile=dist/shim.mjs');
+    expect(pkg.scripts?.['build:shim']).toBe(`esbuild ${SHIM_ESBUILD_ARGS.join(' ')}`);
+    expect(SHIM_ESBUILD_ARGS).toContain('--outfile=dist/shim.mjs');
+    expect(existsSync(bundle)).toBe(true);
   });
 
   it('is what every runner image copies and starts without arguments', () => {
@@ -134,7 +110,7 @@ describe('the shim bundle of the runner images', () => {
 
       expect(entry, image.dir).toEqual(['node', '/opt/remote-worker/shim.mjs']);
       expect(cmd ?? [], image.dir).toEqual([]);
-      expect(copies, image.dir).toContain('--from=shim /src/dist/shim.mjs /opt/remote-worker/shim.mjs');
+      expect(copies, image.dir).toContain('dist/shim.mjs /opt/remote-worker/shim.mjs');
     }
   });
 });
