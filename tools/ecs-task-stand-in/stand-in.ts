@@ -4,6 +4,7 @@ import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import {
   type ContainerDefinition,
@@ -21,12 +22,6 @@ import { containerEnvironment, SecretFetchError } from './container-env.ts';
 import { type TaskChange, type TaskOutcome, taskStateChangeEvent } from './task-event.ts';
 
 export type { TaskOutcome } from './task-event.ts';
-
-interface Log {
-  info(message: string, extra?: Record<string, unknown>): void;
-  warn(message: string, extra?: Record<string, unknown>): void;
-  error(message: string, extra?: Record<string, unknown>): void;
-}
 
 export interface EcsTaskStandInOptions {
   readonly ecs: ECSClient;
@@ -67,7 +62,7 @@ export interface EcsTaskStandInOptions {
    * StopTask; ECS's default is 30 s, the runner task definitions ask for 120).
    */
   readonly maxStopTimeoutSeconds?: number;
-  readonly logger?: Log;
+  readonly logger?: Logger;
 }
 
 const DEFAULT_STOP_TIMEOUT_SECONDS = 30;
