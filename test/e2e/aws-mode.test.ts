@@ -72,6 +72,22 @@ async function tasksStartedFor(runId: string): Promise<string[]> {
   return arns;
 }
 
+/**
+ * The task shim ran the play (not only itself). Until S3 assets reach in-cloud
+ * tasks as presigned https URLs, the shim refuses the `s3://` location with
+ * exit 125; say that plainly instead of a bare state mismatch.
+ */
+async function expectThePlayRan(run: { id: string; exitCode?: number }): Promise<string> {
+  const logs = await allLogs(api, run.id);
+  if (run.exitCode === 125 && /asset URL must be http or https, not s3:/.test(logs)) {
+    throw new Error(
+      'The asset did not reach the ECS task: S3AssetStore.locate answers an s3:// URL, which the task shim cannot fetch (it needs a presigned https GET URL)',
+    );
+  }
+  expect(logs).toContain('remote-worker: running ansible-playbook');
+  return logs;
+}
+
 beforeAll(async () => {
   ecs = new ECSClient(moto().clientConfig());
   sqs = new SQSClient(moto().clientConfig());
@@ -111,6 +127,7 @@ describe('AWS mode over HTTP against moto, ECS tasks run by the stand-in', () =>
     expect(submitted.body).toMatchObject({ state: 'queued', runner: 'ecs' });
 
     const run = await waitForState(api, submitted.body.id, 'terminal', 60_000);
+    const logs = await expectThePlayRan(run);
 
     expect(run, aws.output()).toMatchObject({ state: 'succeeded', exitCode: 0 });
     expect(run.history.map((h: { state: string }) => h.state)).toEqual([
@@ -120,9 +137,9 @@ describe('AWS mode over HTTP against moto, ECS tasks run by the stand-in', () =>
       'running',
       'succeeded',
     ]);
-    expect(await allLogs(api, run.id)).toContain('hi from fargate from app-1');
+    expect(logs).toContain('hi from fargate from app-1');
     expect(await tasksStartedFor(run.id)).toHaveLength(1);
-  });
+  }, 90_000);
 
   it('ends a failing play failed with ansible-playbook exit code and its message in the logs', async () => {
     const submitted = await api('POST', '/runs', {
@@ -133,10 +150,11 @@ describe('AWS mode over HTTP against moto, ECS tasks run by the stand-in', () =>
     });
 
     const run = await waitForState(api, submitted.body.id, 'terminal', 60_000);
+    const logs = await expectThePlayRan(run);
 
     expect(run, aws.output()).toMatchObject({ state: 'failed', exitCode: 2 });
-    expect(await allLogs(api, run.id)).toContain('disk is full on purpose');
-  });
+    expect(logs).toContain('disk is full on purpose');
+  }, 90_000);
 
   it('cancels a running task: StopTask reaches the play, which stops, and the run ends cancelled', async () => {
     const submitted = await api('POST', '/runs', {
@@ -145,9 +163,18 @@ describe('AWS mode over HTTP against moto, ECS tasks run by the stand-in', () =>
       asset: 'hello/slow.yml',
       extraVars: { seconds: 171 },
     });
-    await waitForState(api, submitted.body.id, ['running'], 60_000);
-    await waitFor('the play to start sleeping', async () =>
-      processesRunning('sleep 171').length > 0 ? true : undefined,
+    await waitFor(
+      'the play to start sleeping',
+      async () => {
+        if (processesRunning('sleep 171').length > 0) return true;
+        const { body: run } = await api('GET', `/runs/${submitted.body.id}`);
+        if (['succeeded', 'failed', 'cancelled', 'timed_out', 'refused'].includes(run.state)) {
+          await expectThePlayRan(run);
+          throw new Error(`run ended ${run.state} before its play slept:\n${aws.output()}`);
+        }
+        return undefined;
+      },
+      60_000,
     );
 
     const cancel = await api('POST', `/runs/${submitted.body.id}/cancel`);
@@ -158,7 +185,7 @@ describe('AWS mode over HTTP against moto, ECS tasks run by the stand-in', () =>
     await waitFor('the play to be gone', async () =>
       processesRunning('sleep 171').length === 0 ? true : undefined,
     );
-  });
+  }, 90_000);
 
   it('makes no second task when the dispatch message is delivered again', async () => {
     const submitted = await api('POST', '/runs', {
@@ -168,8 +195,8 @@ describe('AWS mode over HTTP against moto, ECS tasks run by the stand-in', () =>
       extraVars: { seconds: 3 },
     });
     const runId = submitted.body.id;
-    await waitForState(api, runId, ['running'], 60_000);
-    const { QueueUrl } = { QueueUrl: await dispatchQueueUrl() };
+    await waitForState(api, runId, ['running', 'failed'], 60_000);
+    const QueueUrl = await dispatchQueueUrl();
 
     // What SQS's at-least-once delivery does: the same body once more.
     await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: encodeRunMessage(runId) }));
@@ -186,10 +213,11 @@ describe('AWS mode over HTTP against moto, ECS tasks run by the stand-in', () =>
         : undefined;
     });
     const run = await waitForState(api, runId, 'terminal', 60_000);
+    await expectThePlayRan(run);
 
     expect(run, aws.output()).toMatchObject({ state: 'succeeded', exitCode: 0, attempt: 1 });
     expect(await tasksStartedFor(runId)).toHaveLength(1);
-  });
+  }, 90_000);
 });
 
 /** The queue bootstrap made, by the name it gives it. */
