@@ -58,10 +58,14 @@ export function makeReconcileRuns(
  * after two; a queued run is re-enqueued after two minutes, and a deadline
  * gets a minute's grace for the runner's own timeout to land first.
  */
+export const RECONCILE_SCHEDULE = {
+  sync: { staleAfterSeconds: 60, missingGraceSeconds: 120 },
+  reconcile: { requeueAfterSeconds: 120, deadlineGraceSeconds: 60 },
+} as const satisfies { sync: SyncBackendsOptions; reconcile: ReconcileOptions };
+
 export const handler = lambdaHandler((deps) =>
   makeReconcileRuns(deps, {
-    sync: { staleAfterSeconds: 60, missingGraceSeconds: 120 },
-    reconcile: { requeueAfterSeconds: 120, deadlineGraceSeconds: 60 },
+    ...RECONCILE_SCHEDULE,
     metrics: new Metrics({ namespace: 'RemoteWorker', serviceName: 'remote-worker' }),
   }),
 );
