@@ -253,14 +253,25 @@ export class DockerExecutor implements Executor {
         '--filter',
         `label=${EXECUTOR_LABEL}=${this.executorId}`,
         '--format',
-        `{{.Names}}\t{{.Label "${RUN_ID_LABEL}"}}`,
+        '{{.Names}}',
       ],
       this.cliEnv,
     );
     if (list.code !== 0) throw this.cliError('docker ps', list);
-    for (const row of list.stdout.split('\n')) {
-      const [name, runId] = row.trim().split('\t');
-      if (name === undefined || name === '' || runId === undefined || keep.has(runId)) continue;
+    const names = list.stdout
+      .split('\n')
+      .map((n) => n.trim())
+      .filter((n) => n !== '');
+    for (const name of names) {
+      // `docker ps` formats labels one way and podman another; `inspect` of the config's label map reads the same on both.
+      const labelled = await runCli(
+        this.bin,
+        ['inspect', '--type', 'container', '--format', `{{index .Config.Labels "${RUN_ID_LABEL}"}}`, name],
+        this.cliEnv,
+      );
+      const runId = labelled.stdout.trim();
+      // Gone since the listing, or no run id to keep it by: nothing to decide on.
+      if (labelled.code !== 0 || runId === '' || keep.has(runId)) continue;
       const removed = await runCli(this.bin, ['rm', '-f', name], this.cliEnv);
       if (removed.code === 0) reaped.add(runId);
     }
