@@ -95,17 +95,24 @@ export function containerPath(target: ContainerTarget, workDir: string, hostPath
 export const containerScratch = (name: string): string => `${CONTAINER_TMP}/${name}`;
 
 /**
- * Exports each `/ansible/env/NAME` file as `$NAME`, keeping trailing newlines
- * (`$(cat …; printf x)` then strip the x), then becomes the tool. The script
- * holds names only; values stay in the files.
+ * The container's command: exports each `/ansible/env/NAME` file as `$NAME`
+ * (keeping trailing newlines: `$(cat …; printf x)`, then strip the x), says
+ * so and exits 127 when the tool is not on the image's PATH (an init such as
+ * catatonit would report a failed exec as 1), then becomes the tool. The
+ * script holds names only; values stay in the files. Any image that can run
+ * an Ansible play has `/bin/sh`: Ansible's own modules run through it.
  */
-const ENV_PROLOGUE = `for f in ${CONTAINER_WORK_DIR}/${SECRET_ENV_DIR}/*; do [ -f "$f" ] || continue; v=$(cat "$f"; printf x); export "\${f##*/}=\${v%x}"; done; exec "$@"`;
+const PROLOGUE = [
+  `for f in ${CONTAINER_WORK_DIR}/${SECRET_ENV_DIR}/*; do [ -f "$f" ] || continue; v=$(cat "$f"; printf x); export "\${f##*/}=\${v%x}"; done`,
+  'command -v "$1" >/dev/null 2>&1 || { echo "remote-worker: $1 is not on the PATH of the image" >&2; exit 127; }',
+  'exec "$@"',
+].join('; ');
 
 /**
  * The `docker run` argv (after the CLI's name) that runs `tool args` in the
  * container with `env` (non-secret values only: they are part of the
- * container's configuration) and, when `secretEnv` is set, the prologue that
- * reads the secret env files the shim wrote.
+ * container's configuration) behind the prologue that reads the secret env
+ * files the shim wrote.
  */
 export function dockerRunArgs(
   target: ContainerTarget,
@@ -113,12 +120,9 @@ export function dockerRunArgs(
   tool: string,
   args: readonly string[],
   env: Readonly<Record<string, string>>,
-  secretEnv: boolean,
 ): string[] {
   if (workDir.includes(':'))
     throw new Error(`cannot bind-mount ${workDir}: a ':' in the path breaks docker's -v syntax`);
-  const command = secretEnv ? ['--entrypoint', '/bin/sh'] : ['--entrypoint', tool];
-  const after = secretEnv ? ['-c', ENV_PROLOGUE, 'sh', tool, ...args] : [...args];
   return [
     'run',
     '--rm',
@@ -132,9 +136,15 @@ export function dockerRunArgs(
     '-w',
     CONTAINER_WORK_DIR,
     ...Object.entries(env).flatMap(([name, value]) => ['-e', `${name}=${value}`]),
-    ...command,
+    // Whatever entrypoint the image has, the container runs exactly this.
+    '--entrypoint',
+    '/bin/sh',
     target.image,
-    ...after,
+    '-c',
+    PROLOGUE,
+    'sh',
+    tool,
+    ...args,
   ];
 }
 

@@ -911,14 +911,7 @@ async function runTool(
     }
     let args: string[];
     try {
-      args = dockerRunArgs(
-        container,
-        workDir,
-        command.tool,
-        command.args,
-        toolEnv,
-        secretEnvNames.length > 0,
-      );
+      args = dockerRunArgs(container, workDir, command.tool, command.args, toolEnv);
     } catch (error) {
       throw new ShimError((error as Error).message);
     }
@@ -931,7 +924,10 @@ async function runTool(
     });
     let removing: Promise<unknown> | undefined;
     removeContainer = () => {
-      removing ??= containerCommand(container, ['rm', '-f', container.name], cliEnv);
+      // SIGKILL first: podman's `rm -f` would wait out the stop timeout (10 s) where docker's kills at once.
+      removing ??= containerCommand(container, ['kill', container.name], cliEnv).then(() =>
+        containerCommand(container, ['rm', '-f', container.name], cliEnv),
+      );
       return removing;
     };
     let stopping = false;

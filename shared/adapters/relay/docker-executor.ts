@@ -272,8 +272,7 @@ export class DockerExecutor implements Executor {
       const runId = labelled.stdout.trim();
       // Gone since the listing, or no run id to keep it by: nothing to decide on.
       if (labelled.code !== 0 || runId === '' || keep.has(runId)) continue;
-      const removed = await runCli(this.bin, ['rm', '-f', name], this.cliEnv);
-      if (removed.code === 0) reaped.add(runId);
+      if (await this.forceRemove(name)) reaped.add(runId);
     }
     return [...reaped];
   }
@@ -313,6 +312,17 @@ export class DockerExecutor implements Executor {
     throw this.cliError('docker inspect', result);
   }
 
+  /**
+   * SIGKILL, then remove: podman's `rm -f` first waits out the container's
+   * stop timeout (10 s), docker's kills at once; both are done with this.
+   * True when the container is gone.
+   */
+  private async forceRemove(name: string): Promise<boolean> {
+    await runCli(this.bin, ['kill', name], this.cliEnv);
+    const removed = await runCli(this.bin, ['rm', '-f', name], this.cliEnv);
+    return removed.code === 0 || isNoSuchContainer(removed.stderr);
+  }
+
   private cliError(what: string, result: CliResult): Error {
     if (result.error !== undefined) {
       return result.error.code === 'ENOENT'
@@ -332,7 +342,7 @@ export class DockerExecutor implements Executor {
    */
   private wrap(name: string, execution: RunningExecution): RunningExecution {
     const done = execution.done.then(async (result) => {
-      await runCli(this.bin, ['rm', '-f', name], this.cliEnv);
+      await this.forceRemove(name);
       return result;
     });
     return {
@@ -368,7 +378,7 @@ export class DockerExecutor implements Executor {
       const waited = await runCli(this.bin, ['wait', name], this.cliEnv);
       if (stopping !== undefined) await stopping;
       const code = Number(waited.stdout.trim());
-      await runCli(this.bin, ['rm', '-f', name], this.cliEnv);
+      await this.forceRemove(name);
       return waited.code === 0 && waited.stdout.trim() !== '' && Number.isInteger(code)
         ? { exitCode: code }
         : { lost: `docker wait ${name} failed: ${waited.stderr.trim() || `exit code ${waited.code}`}` };
