@@ -1,6 +1,6 @@
 /**
  * Remote Worker task shim: the entrypoint of every runner image and, in the
- * relay's `process` executor, a child of the relay. It turns a TaskSpec into
+ * relay's `process` and `docker` executors, a child of the relay. It turns a TaskSpec into
  * one tool invocation (ansible-playbook, kubectl or helm), runs it, and writes
  * the tool's output — redacted — to its own stdout.
  *
@@ -34,6 +34,10 @@
  *   private work dir and both variables point at it. Kubeconfig content is
  *   always a secret, listed or not: it is redacted whole, line by line, and
  *   so are the credentials inside it (tokens, passwords, client keys).
+ * - `RW_CONTAINER` (optional, JSON, see container.ts): container mode, used by
+ *   the relay's docker executor. The shim stays on the host and runs only the
+ *   tool, in `docker run … IMAGE`: its private work dir mounted read-only at
+ *   /ansible, paths rewritten, secret env as 0600 files there, no engine log.
  * - `RW_RESULT_DIR` (optional): where `exit.json` (`{ exitCode, signal,
  *   endedAt, reason? }`) is written last, so a supervisor that lost the
  *   process can still learn the outcome.
