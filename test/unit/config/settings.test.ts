@@ -154,6 +154,17 @@ describe('loadSettings', () => {
     expect(settings.ansible_runner).toBe('local');
   });
 
+  it('reads the docker executor volumes as a list and refuses one over /ansible', () => {
+    const settings = loadSettings({
+      env: { LOCAL_DOCKER_VOLUMES: '/srv/certs:/etc/ssl/certs:ro, /data:/data' },
+    });
+    const error = loadError({ env: { LOCAL_DOCKER_VOLUMES: '/srv/x:/ansible/x' } });
+
+    expect(settings.local_docker_volumes).toEqual(['/srv/certs:/etc/ssl/certs:ro', '/data:/data']);
+    expect(error.message).toContain('local_docker_volumes');
+    expect(error.message).toContain('must not mount over /ansible');
+  });
+
   it('treats an empty environment variable as unset', () => {
     const path = writeConfig('keep.json', JSON.stringify({ k8s_runner: 'ecs' }));
 
