@@ -171,6 +171,9 @@ describe('DockerExecutor on podman', () => {
     expect(commandLines).toContain('ansible-playbook');
     expect(commandLines).not.toContain(secret);
     expect(out.text()).toContain('the password is ********');
+    expect(out.text()).toContain('env token is ********'); // exported from its 0600 file inside the container
+    // The private dir with the secret files is gone with the run.
+    expect(readdirSync(req.workDir).filter((n) => n.startsWith('rw-task-'))).toEqual([]);
     expect(out.text()).not.toContain(secret);
   }, 60_000);
 
