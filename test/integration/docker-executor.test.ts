@@ -1,6 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -153,6 +162,10 @@ describe('DockerExecutor on podman', () => {
     const exec = await executor().start(req, out.sink);
     await until('the play to use the secret', () => out.text().includes('the password is'));
     const inspected = inspectContainer(nameOf(req.runId));
+    const [privateDir] = readdirSync(req.workDir).filter((n) => n.startsWith('rw-task-'));
+    const secretFiles = ['extra-vars.json', 'env/PORTAINER_API_TOKEN'].map((f) =>
+      (statSync(join(req.workDir, privateDir ?? '', f)).mode & 0o777).toString(8),
+    );
     const commandLines = readdirSync('/proc')
       .filter((n) => /^\d+$/.test(n))
       .map((pid) => {
@@ -167,6 +180,7 @@ describe('DockerExecutor on podman', () => {
 
     expect(result).toEqual({ exitCode: 0 }); // the play's assert saw the value intact
     expect(inspected).toContain('/bin/sh'); // the prologue that exports the secret env file
+    expect(secretFiles).toEqual(['600', '600']);
     expect(inspected).not.toContain(secret);
     expect(commandLines).toContain('ansible-playbook');
     expect(commandLines).not.toContain(secret);
