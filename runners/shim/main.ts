@@ -780,15 +780,9 @@ async function runTool(
   const scratch = (name: string): string =>
     container === undefined ? join(workDir, name) : containerScratch(name);
 
-  // In container mode the tool gets exactly these variables; in process mode they go on top of the shim's own.
+  // In container mode the tool gets exactly these variables, in process mode they go on top of the shim's own.
+  // The host's ANSIBLE_* are not forwarded into a container: their paths (ANSIBLE_CONFIG, roles) are the host's.
   const toolEnv: Record<string, string> = {};
-  if (container !== undefined) {
-    // The operator's Ansible configuration (ANSIBLE_HOST_KEY_CHECKING …) applies in the container as on the host.
-    for (const [name, value] of Object.entries(env)) {
-      if (name.startsWith('ANSIBLE_') && !SHIM_SET_ENV.has(name) && value !== undefined)
-        toolEnv[name] = value;
-    }
-  }
   // parseTaskSpec refused names the shim owns, so the assignments below always win.
   Object.assign(toolEnv, spec.env);
   Object.assign(toolEnv, {
