@@ -70,7 +70,11 @@ async function chooseRelayExecutor(config: RelayConfig, logger: Logger): Promise
     });
   if (config.executor === 'process') return processExecutor();
   if (config.executor === 'docker' || (await dockerAvailable())) {
-    return new DockerExecutor({ assetRoot: config.assetRoot });
+    return new DockerExecutor({
+      assetRoot: config.assetRoot,
+      executorId: `relay-${config.relayId}`,
+      ...(config.shimPath === undefined ? {} : { shimPath: config.shimPath }),
+    });
   }
   logger.info('relay: no Docker engine answers; using the process executor');
   return processExecutor();

@@ -1,6 +1,6 @@
 /**
  * Remote Worker task shim: the entrypoint of every runner image and, in the
- * relay's `process` executor, a child of the relay. It turns a TaskSpec into
+ * relay's `process` and `docker` executors, a child of the relay. It turns a TaskSpec into
  * one tool invocation (ansible-playbook, kubectl or helm), runs it, and writes
  * the tool's output — redacted — to its own stdout.
  *
@@ -34,6 +34,10 @@
  *   private work dir and both variables point at it. Kubeconfig content is
  *   always a secret, listed or not: it is redacted whole, line by line, and
  *   so are the credentials inside it (tokens, passwords, client keys).
+ * - `RW_CONTAINER` (optional, JSON, see container.ts): container mode, used by
+ *   the relay's docker executor. The shim stays on the host and runs only the
+ *   tool, in `docker run … IMAGE`: its private work dir mounted read-only at
+ *   /ansible, paths rewritten, secret env as 0600 files there, no engine log.
  * - `RW_RESULT_DIR` (optional): where `exit.json` (`{ exitCode, signal,
  *   endedAt, reason? }`) is written last, so a supervisor that lost the
  *   process can still learn the outcome.
@@ -59,7 +63,7 @@
  * spec's timeout; 125 when the shim failed before the tool ran; 127 when the
  * tool could not be started. The last output line says which.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, type ChildProcessByStdio, spawn } from 'node:child_process';
 import {
   chmodSync,
   writeFileSync as fsWriteFileSync,
@@ -72,7 +76,7 @@ import {
 } from 'node:fs';
 import { stat, writeFile } from 'node:fs/promises';
 import { constants, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { pathToFileURL } from 'node:url';
@@ -88,6 +92,16 @@ import {
 import type { K8sOperation, RunKind } from '../../shared/domain/run.ts';
 import type { AssetType, TaskSpec } from '../../shared/domain/task.ts';
 import { shellQuote, wrapperPlaybook } from '../../shared/domain/wrappers.ts';
+import {
+  CONTAINER_WORK_DIR,
+  type ContainerTarget,
+  containerCommand,
+  containerPath,
+  containerScratch,
+  dockerRunArgs,
+  parseContainerTarget,
+  SECRET_ENV_DIR,
+} from './container.ts';
 import { PreflightError, preflight } from './preflight.ts';
 
 /** Prefix of every line the shim writes itself; the executors tag such lines as `system`. */
@@ -520,12 +534,7 @@ function secretValues(spec: TaskSpec, env: NodeJS.ProcessEnv): string[] {
     ...assetUrlCapability(spec),
     // A WinRM password forwarded as a plain extra var (local runner only) is still a secret.
     ...plaintextPasswords(spec.extraVars),
-    ...fromEnv(
-      (env.RW_REDACT_ENV ?? '')
-        .split(',')
-        .map((name) => name.trim())
-        .filter((name) => name !== ''),
-    ),
+    ...fromEnv(redactEnvNames(env)),
   ];
 }
 
@@ -541,6 +550,13 @@ function assetUrlCapability(spec: TaskSpec): string[] {
   } catch {
     return [];
   }
+}
+
+function redactEnvNames(env: NodeJS.ProcessEnv): string[] {
+  return (env.RW_REDACT_ENV ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
 }
 
 /** The secret env the spec promises must be there: a tool run without its credentials fails in confusing ways. */
@@ -591,11 +607,17 @@ export async function runShim(
   const say = (message: string): void => write(`${SHIM_PREFIX}${redactMessage(message)}\n`);
 
   let child: ChildProcess | undefined;
+  /** Set in container mode: signals go to the container through the engine, not to the CLI process. */
+  let stopTool: ((signal: NodeJS.Signals) => void) | undefined;
   let received: NodeJS.Signals | undefined;
   let killTimer: NodeJS.Timeout | undefined;
   const abort = new AbortController();
   const signalTool = (signal: NodeJS.Signals): void => {
     if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    if (stopTool !== undefined) {
+      stopTool(signal);
+      return;
+    }
     // The tool leads its own process group: Ansible's forked workers outlive a
     // signal sent to the main process alone.
     try {
@@ -651,7 +673,11 @@ export async function runShim(
     redact = (text) => compiled.redact(text);
     requireSecretEnv(spec, env);
     // Before any download or secret file: an image without the tool (or pywinrm) stops here, exit 127.
-    await preflight(spec, env).catch((error: unknown) => {
+    // In container mode the tool is in the container, not on this host: its prologue checks it (127).
+    await (env.RW_CONTAINER === undefined || env.RW_CONTAINER === ''
+      ? preflight(spec, env)
+      : Promise.resolve()
+    ).catch((error: unknown) => {
       throw error instanceof PreflightError ? new ShimError(error.message, error.exitCode) : error;
     });
 
@@ -662,8 +688,9 @@ export async function runShim(
       write,
       signal: abort.signal,
       stop,
-      started: (c) => {
+      started: (c, stopper) => {
         child = c;
+        stopTool = stopper;
         if (received !== undefined) stop(received);
       },
     });
@@ -732,7 +759,8 @@ interface ToolHooks {
   /** Aborted when the shim is told to stop before the tool runs (e.g. during a download). */
   readonly signal: AbortSignal;
   readonly stop: (signal: NodeJS.Signals) => void;
-  readonly started: (child: ChildProcess) => void;
+  /** `stopper` replaces signalling the child (container mode: `docker stop` / `docker rm -f`). */
+  readonly started: (child: ChildProcess, stopper?: (signal: NodeJS.Signals) => void) => void;
 }
 
 function signalExitCode(signal: string): number {
@@ -747,35 +775,55 @@ async function runTool(
   redaction: CompiledRedaction,
   { say, write, signal, stop, started }: ToolHooks,
 ): Promise<ToolResult> {
-  const childEnv: NodeJS.ProcessEnv = { ...env };
-  // Secrets reach the tool as play variables through a 0600 file, not as environment a module could print.
-  for (const { env: name } of spec.secretVars) delete childEnv[name];
-  // The key reaches the tool as a 0600 file.
-  if (spec.sshKeyEnv !== undefined) delete childEnv[spec.sshKeyEnv];
-  delete childEnv.RW_TASK;
-  delete childEnv.RW_TASK_FILE;
+  const container = containerTargetOf(env);
+  /** A host path as the tool sees it: itself, or its path inside the container. */
+  const place = (hostPath: string): string => {
+    if (container === undefined) return hostPath;
+    try {
+      return containerPath(container, workDir, hostPath);
+    } catch (error) {
+      throw new ShimError((error as Error).message);
+    }
+  };
+  /** Where the tool may write scratch files: the private dir, or the container's own filesystem. */
+  const scratch = (name: string): string =>
+    container === undefined ? join(workDir, name) : containerScratch(name);
+
+  // In container mode the tool gets exactly these variables, in process mode they go on top of the shim's own.
+  // The host's ANSIBLE_* are not forwarded into a container: their paths (ANSIBLE_CONFIG, roles) are the host's.
+  const toolEnv: Record<string, string> = {};
   // parseTaskSpec refused names the shim owns, so the assignments below always win.
-  Object.assign(childEnv, spec.env);
-  Object.assign(childEnv, {
+  Object.assign(toolEnv, spec.env);
+  Object.assign(toolEnv, {
     ANSIBLE_FORCE_COLOR: '0',
     ANSIBLE_NOCOLOR: '1',
     NO_COLOR: '1',
     PYTHONUNBUFFERED: '1',
     ANSIBLE_RETRY_FILES_ENABLED: '0',
-    ANSIBLE_LOCAL_TEMP: join(workDir, 'ansible-local'),
+    ANSIBLE_LOCAL_TEMP: scratch('ansible-local'),
     // Per-run SSH control sockets: two runs must never share a master authenticated with the other's key.
-    ANSIBLE_SSH_CONTROL_PATH_DIR: join(workDir, 'cp'),
+    ANSIBLE_SSH_CONTROL_PATH_DIR: scratch('cp'),
   });
   if (spec.kind !== 'vm') {
     // Localhost plays: module files (which carry arguments, secrets included) stay in the private dir.
-    childEnv.ANSIBLE_REMOTE_TEMP = join(workDir, 'ansible-remote');
+    toolEnv.ANSIBLE_REMOTE_TEMP = scratch('ansible-remote');
   }
-  const kubeconfig = [env.KUBECONFIG, env.K8S_AUTH_KUBECONFIG].find((v) => v?.includes('\n'));
-  if (kubeconfig !== undefined) {
+  const kubeconfigEnv = [env.KUBECONFIG, env.K8S_AUTH_KUBECONFIG].find((v) => v !== undefined && v !== '');
+  // In a container a host path means nothing: its content is copied into the mount like inline content.
+  const kubeconfig =
+    kubeconfigEnv === undefined || kubeconfigEnv.includes('\n') || container === undefined
+      ? kubeconfigEnv
+      : readKubeconfigFile(kubeconfigEnv);
+  if (kubeconfig?.includes('\n')) {
     const file = join(workDir, 'kubeconfig');
     writePrivateFile(file, kubeconfig);
-    childEnv.KUBECONFIG = file;
-    childEnv.K8S_AUTH_KUBECONFIG = file;
+    toolEnv.KUBECONFIG = place(file);
+    toolEnv.K8S_AUTH_KUBECONFIG = place(file);
+  }
+  if (container?.assetMount !== undefined) {
+    // The work dir is mounted read-only, so the engine cannot make the asset mount's mountpoint in it.
+    const rel = relative(CONTAINER_WORK_DIR, container.assetMount.container);
+    if (rel !== '' && !rel.startsWith('..')) mkdirSync(join(workDir, rel), { recursive: true, mode: 0o700 });
   }
 
   let command: ToolCommand;
@@ -785,16 +833,16 @@ async function runTool(
     const assetPath = k8sNeedsAsset(op, spec.assetType)
       ? await resolveAsset(spec, join(workDir, 'asset'), env, signal)
       : undefined;
-    command = k8sCommand(op, assetPath);
+    command = k8sCommand(op, assetPath === undefined ? undefined : place(assetPath));
   } else {
     const keyVars: string[] = [];
     if (spec.sshKeyEnv !== undefined) {
       const keyFile = join(workDir, 'ssh-key');
       writePrivateFile(keyFile, sshKeyFileText(env[spec.sshKeyEnv] ?? ''));
       // On the command line, so it outranks an inventory or extra-vars value; the path is no secret.
-      keyVars.push('-e', JSON.stringify({ ansible_ssh_private_key_file: keyFile }));
+      keyVars.push('-e', JSON.stringify({ ansible_ssh_private_key_file: place(keyFile) }));
     }
-    const assetPath = await resolveAsset(spec, join(workDir, 'asset'), env, signal);
+    const assetPath = place(await resolveAsset(spec, join(workDir, 'asset'), env, signal));
     const inventoryFile = join(workDir, 'inventory.json');
     if (spec.assetType === 'playbook') {
       writePrivateFile(inventoryFile, JSON.stringify(spec.inventory));
@@ -803,7 +851,7 @@ async function runTool(
       writePrivateFile(extraVarsFile, JSON.stringify(vars));
       command = {
         tool: 'ansible-playbook',
-        args: ['-i', inventoryFile, '-e', `@${extraVarsFile}`, ...keyVars, assetPath],
+        args: ['-i', place(inventoryFile), '-e', `@${place(extraVarsFile)}`, ...keyVars, assetPath],
       };
     } else {
       const connectionSecrets = secretPlayVars(spec, env, isConnectionVar);
@@ -816,7 +864,10 @@ async function runTool(
         disableGpgCheck: env.RW_RPM_DISABLE_GPG_CHECK === 'true',
       });
       writePrivateFile(wrapperFile, wrapper);
-      command = { tool: 'ansible-playbook', args: ['-i', inventoryFile, ...keyVars, wrapperFile] };
+      command = {
+        tool: 'ansible-playbook',
+        args: ['-i', place(inventoryFile), ...keyVars, place(wrapperFile)],
+      };
     }
   }
   if (signal.aborted) throw new ShimError('stopped before the tool ran');
@@ -825,12 +876,86 @@ async function runTool(
   const stdoutRedactor = redaction.redactor();
   const stderrRedactor = redaction.redactor();
   say(`running ${commandLine(command.tool, command.args)}`);
-  const child = spawn(command.tool, command.args, {
-    cwd: workDir,
-    env: childEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
+  let child: ChildProcessByStdio<null, Readable, Readable>;
+  let stopper: ((signal: NodeJS.Signals) => void) | undefined;
+  /** Removes the container, whatever state it is in; resolves once the engine answered. */
+  let removeContainer: () => Promise<unknown> = async () => {};
+  if (container === undefined) {
+    const childEnv: NodeJS.ProcessEnv = { ...env };
+    // Secrets reach the tool as play variables through a 0600 file, not as environment a module could print.
+    for (const { env: name } of spec.secretVars) delete childEnv[name];
+    // The key reaches the tool as a 0600 file.
+    if (spec.sshKeyEnv !== undefined) delete childEnv[spec.sshKeyEnv];
+    delete childEnv.RW_TASK;
+    delete childEnv.RW_TASK_FILE;
+    Object.assign(childEnv, toolEnv);
+    child = spawn(command.tool, command.args, {
+      cwd: workDir,
+      env: childEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+  } else {
+    // Secret env the tool reads by name: 0600 files in the mount, exported inside the container.
+    const secretEnvNames = [...(spec.secretEnvNames ?? []), ...redactEnvNames(env)].filter(
+      (name) => env[name] !== undefined && name !== 'KUBECONFIG' && name !== 'K8S_AUTH_KUBECONFIG',
+    );
+    if (secretEnvNames.length > 0) mkdirSync(join(workDir, SECRET_ENV_DIR), { mode: 0o700 });
+    for (const name of secretEnvNames) writePrivateFile(join(workDir, SECRET_ENV_DIR, name), env[name] ?? '');
+    // The CLI itself gets no secret: its environment is readable in /proc as long as it runs.
+    const cliEnv: NodeJS.ProcessEnv = { ...env };
+    for (const name of [
+      ...spec.secretVars.map((s) => s.env),
+      ...(spec.secretEnvNames ?? []),
+      ...redactEnvNames(env),
+      ...(spec.sshKeyEnv === undefined ? [] : [spec.sshKeyEnv]),
+      'KUBECONFIG',
+      'K8S_AUTH_KUBECONFIG',
+      'RW_TASK',
+      'RW_TASK_FILE',
+    ]) {
+      delete cliEnv[name];
+    }
+    let args: string[];
+    try {
+      args = dockerRunArgs(container, workDir, command.tool, command.args, toolEnv);
+    } catch (error) {
+      throw new ShimError((error as Error).message);
+    }
+    say(`in container ${container.name} from image ${container.image}`);
+    child = spawn(container.bin, args, {
+      cwd: workDir,
+      env: cliEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let removing: Promise<unknown> | undefined;
+    removeContainer = () => {
+      // SIGKILL first: podman's `rm -f` would wait out the stop timeout (10 s) where docker's kills at once.
+      removing ??= containerCommand(container, ['kill', container.name], cliEnv).then(() =>
+        containerCommand(container, ['rm', '-f', container.name], cliEnv),
+      );
+      return removing;
+    };
+    let stopping = false;
+    stopper = (sig) => {
+      if (sig === 'SIGKILL') {
+        // The engine did not stop it within the grace: remove it, and the CLI with it.
+        void removeContainer();
+        try {
+          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+        return;
+      }
+      if (stopping) return;
+      stopping = true;
+      // The engine sends SIGTERM to the container's init and SIGKILL after the grace; signalling the CLI would not reach it.
+      const graceSeconds = Math.max(1, Math.ceil(positiveInt(env.RW_KILL_GRACE_MS, 5000) / 1000));
+      void containerCommand(container, ['stop', '-t', String(graceSeconds), container.name], cliEnv);
+    };
+  }
   const emit = (line: string): void => write(`${line}\n`);
   const out = pipeLines(child.stdout, stdoutRedactor, emit);
   const err = pipeLines(child.stderr, stderrRedactor, emit);
@@ -849,7 +974,7 @@ async function runTool(
     child.once('error', reject);
     child.once('exit', (code, sig) => resolve({ code, signal: sig }));
   });
-  if (child.pid !== undefined) started(child);
+  if (child.pid !== undefined) started(child, stopper);
   let status: { code: number | null; signal: string | null };
   try {
     status = await exited;
@@ -858,8 +983,9 @@ async function runTool(
     err.finish();
     if (timer !== undefined) clearTimeout(timer);
     const code = (error as NodeJS.ErrnoException).code;
+    const what = container === undefined ? command.tool : `the container CLI ${container.bin}`;
     throw new ShimError(
-      `cannot run ${command.tool}: ${code === 'ENOENT' ? 'not found on PATH' : (error as Error).message}`,
+      `cannot run ${what}: ${code === 'ENOENT' ? 'not found on PATH' : (error as Error).message}`,
       EXIT_NOT_FOUND,
     );
   }
@@ -879,7 +1005,26 @@ async function runTool(
   err.finish();
   child.stdout.destroy();
   child.stderr.destroy();
+  // `--rm` removes it on a normal exit; after a stop or a killed CLI it may still be there. None is left behind.
+  await removeContainer();
   return { tool: command.tool, code: status.code, signal: status.signal, timedOut };
+}
+
+function containerTargetOf(env: NodeJS.ProcessEnv): ContainerTarget | undefined {
+  if (env.RW_CONTAINER === undefined || env.RW_CONTAINER === '') return undefined;
+  try {
+    return parseContainerTarget(env.RW_CONTAINER);
+  } catch (error) {
+    throw new ShimError((error as Error).message);
+  }
+}
+
+function readKubeconfigFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ShimError(`cannot read the kubeconfig ${path}: ${(error as Error).message}`);
+  }
 }
 
 const isEntryPoint = (() => {

@@ -131,6 +131,15 @@ export const SettingsSchema = z
      */
     start_deadline_seconds: z.int().min(60).max(43_200).default(900),
     local_executor: z.enum(['auto', 'process', 'docker']).default('auto'),
+    /** The docker executor's CLI: `docker`, or `podman` (which takes the same arguments). */
+    local_docker_cli: text().default('docker'),
+    /** Extra bind mounts for the docker executor's task containers, `-v` syntax, never over /ansible. */
+    local_docker_volumes: list(
+      z
+        .string()
+        .regex(/^\/[^:]*:\/[^:]*(:(ro|rw))?$/, 'must be /host/path:/container/path or …:ro')
+        .refine((v) => !/^[^:]*:\/ansible(\/|:|$)/.test(v), 'must not mount over /ansible'),
+    ).optional(),
     // The seeds' WORKER_REPLICAS: the ceiling on how many hosts a batch touches at once.
     relay_concurrency: z.int().min(1).max(64).default(3),
     default_timeout_seconds: z.int().min(1).max(86_400).default(3600),

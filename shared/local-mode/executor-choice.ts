@@ -30,12 +30,31 @@ export interface ExecutorChoice {
  */
 export async function chooseExecutor(
   mode: Settings['local_executor'],
-  options: { readonly dataDir: string; readonly assetRoot: string },
+  options: {
+    readonly dataDir: string;
+    readonly assetRoot: string;
+    /** `local_docker_cli`. Default `docker`. */
+    readonly dockerCli?: string;
+    /** `local_docker_volumes`. */
+    readonly dockerVolumes?: readonly string[];
+  },
 ): Promise<ExecutorChoice> {
   const executorId = `local-${createHash('sha256').update(options.dataDir).digest('hex').slice(0, 12)}`;
   if (mode !== 'process') {
-    if (await dockerAvailable()) return { executor: new DockerExecutor({ assetRoot: options.assetRoot }) };
-    if (mode === 'docker') return { reason: 'LOCAL_EXECUTOR is docker but no Docker engine answers' };
+    const bin = options.dockerCli ?? 'docker';
+    if (await dockerAvailable(bin)) {
+      return {
+        executor: new DockerExecutor({
+          bin,
+          assetRoot: options.assetRoot,
+          executorId,
+          ...(options.dockerVolumes === undefined ? {} : { volumes: options.dockerVolumes }),
+        }),
+      };
+    }
+    if (mode === 'docker') {
+      return { reason: `LOCAL_EXECUTOR is docker but no Docker engine answers through ${bin}` };
+    }
   }
   if (!onPath('ansible-playbook')) {
     return {

@@ -119,6 +119,10 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     : await chooseExecutor(settings.local_executor, {
         dataDir,
         assetRoot: resolve(cwd, settings.local_storage_path),
+        dockerCli: settings.local_docker_cli,
+        ...(settings.local_docker_volumes === undefined
+          ? {}
+          : { dockerVolumes: settings.local_docker_volumes }),
       });
 
   const clusterAuth = new CloudClusterAuth({ clock });

@@ -1,6 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,464 +18,374 @@ import { LauncherUnavailableError, LaunchRejectedError } from '../../shared/doma
 import type { TaskSpec } from '../../shared/domain/task.ts';
 import type { ExecutionRequest } from '../../shared/ports/executor.ts';
 import type { LogLineInput } from '../../shared/ports/log-store.ts';
+import { containersLabelled, ensureAnsibleImage, inspectContainer } from '../support/ansible-image.ts';
 
 /**
- * There is no Docker engine here, so the executor drives a stand-in `docker`
- * program that records every argv and environment and keeps containers in a
- * JSON file. Where it differs from the real CLI:
- * - a container does not run anything: it "prints" the configured lines, one
- *   every `lineGapMs`, and exits with the configured code after `durationMs`;
- * - `stop` marks the container exited with 143 at once (no grace to wait out);
- * - `logs --timestamps` stamps are millisecond times padded to docker's fixed
- *   nanosecond width, and `--since` is inclusive, as with the real engine;
- * - only the flags and `--format` strings the executor uses are understood.
+ * The docker executor on a real engine: podman as the docker CLI, plays from
+ * test/fixtures/playbooks in an image with ansible-playbook and no shim.
+ * Only the CLI failures an engine cannot be made to produce on demand (a
+ * daemon that is down, a CLI that hangs) use a stand-in script.
  */
-const FAKE_DOCKER = String.raw`
-import fs from 'node:fs';
-const STATE = __STATE__;
-const argv = process.argv.slice(2);
-fs.appendFileSync(STATE + '/calls.jsonl', JSON.stringify({ argv, env: process.env }) + '\n');
-const config = JSON.parse(fs.readFileSync(STATE + '/config.json', 'utf8'));
-const file = STATE + '/containers.json';
-const load = () => { try { return JSON.parse(fs.readFileSync(file, 'utf8')); } catch { return {}; } };
-const save = (all) => { const tmp = file + '.' + process.pid; fs.writeFileSync(tmp, JSON.stringify(all)); fs.renameSync(tmp, file); };
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const stamp = (ms) => new Date(ms).toISOString().replace('Z', '000000Z');
-const state = (c) => c.stoppedAt !== undefined ? { running: false, code: c.stopCode }
-  : Date.now() - c.startedAt >= c.durationMs ? { running: false, code: c.exitCode } : { running: true };
-const fail = (message, code = 1) => { process.stderr.write(message + '\n'); process.exit(code); };
-const [command, ...rest] = argv;
-const last = rest[rest.length - 1];
-if (config.hang) await sleep(60_000);
-if (config.daemonDown) fail('Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?');
-switch (command) {
-  case 'version': console.log('24.0.7'); break;
-  case 'run': {
-    const name = rest[rest.indexOf('--name') + 1];
-    const labels = {};
-    rest.forEach((a, i) => { if (a === '--label') { const [k, ...v] = rest[i + 1].split('='); labels[k] = v.join('='); } });
-    const all = load();
-    if (all[name]) fail('docker: Error response from daemon: Conflict. The container name "/' + name + '" is already in use by container "abc123".', 125);
-    all[name] = { name, labels, startedAt: Date.now(), durationMs: config.durationMs, exitCode: config.exitCode, lines: config.lines, lineGapMs: config.lineGapMs };
-    save(all);
-    console.log('c0ffee' + name);
-    break;
-  }
-  case 'logs': {
-    const follow = rest.includes('--follow');
-    const since = rest.includes('--since') ? rest[rest.indexOf('--since') + 1] : undefined;
-    let next = 0;
-    for (;;) {
-      const c = load()[last];
-      if (!c) fail('Error response from daemon: No such container: ' + last);
-      const running = state(c).running;
-      while (next < c.lines.length && c.startedAt + next * c.lineGapMs <= Date.now()) {
-        const at = stamp(c.startedAt + next * c.lineGapMs);
-        if (since === undefined || at >= since) process.stdout.write(at + ' ' + c.lines[next] + '\n');
-        next++;
-      }
-      if (!follow || (!running && next >= c.lines.length) || (!running && c.stoppedAt !== undefined)) break;
-      await sleep(10);
-    }
-    break;
-  }
-  case 'wait': {
-    for (;;) {
-      const c = load()[last];
-      if (!c) fail('Error response from daemon: No such container: ' + last);
-      const s = state(c);
-      if (!s.running) { console.log(String(s.code)); break; }
-      await sleep(10);
-    }
-    break;
-  }
-  case 'stop': {
-    const all = load();
-    const c = all[last];
-    if (!c) fail('Error response from daemon: No such container: ' + last);
-    if (state(c).running) { c.stoppedAt = Date.now(); c.stopCode = 143; save(all); }
-    console.log(last);
-    break;
-  }
-  case 'inspect': {
-    const c = load()[last];
-    if (!c) fail('Error: No such object: ' + last);
-    const s = state(c);
-    console.log(JSON.stringify({ Status: s.running ? 'running' : 'exited', Running: s.running, ExitCode: s.running ? 0 : s.code }));
-    break;
-  }
-  case 'ps': {
-    for (const c of Object.values(load())) {
-      if (c.labels['remote-worker.managed'] === 'true') console.log(c.name + '\t' + c.labels['remote-worker.run-id']);
-    }
-    break;
-  }
-  case 'rm': {
-    const all = load();
-    delete all[last];
-    save(all);
-    console.log(last);
-    break;
-  }
-  default: fail('fake docker: unknown command ' + command);
-}
-`;
-
-interface FakeConfig {
-  lines: string[];
-  exitCode: number;
-  durationMs: number;
-  lineGapMs: number;
-  daemonDown?: boolean;
-  hang?: boolean;
-}
-
-interface Call {
-  readonly argv: string[];
-  readonly env: Record<string, string>;
-}
-
+const BASE_IMAGE = 'localhost/debian:bookworm';
+const PLAYBOOKS = join(import.meta.dirname, '../fixtures/playbooks');
+let image: string;
 let scratch: string;
 beforeAll(() => {
+  image = ensureAnsibleImage();
   scratch = mkdtempSync(join(tmpdir(), 'rw-docker-test-'));
-});
+}, 600_000);
 afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
-
-function fakeDocker(config: Partial<FakeConfig> = {}) {
-  const dir = mkdtempSync(join(scratch, 'docker-'));
-  const bin = join(dir, 'docker');
-  writeFileSync(bin, `#!${process.execPath}\n${FAKE_DOCKER.replace('__STATE__', JSON.stringify(dir))}`);
-  chmodSync(bin, 0o755);
-  const configure = (next: Partial<FakeConfig>): void =>
-    writeFileSync(
-      join(dir, 'config.json'),
-      JSON.stringify({ lines: [], exitCode: 0, durationMs: 0, lineGapMs: 5, ...config, ...next }),
-    );
-  configure({});
-  const calls = (): Call[] =>
-    readFileSync(join(dir, 'calls.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((row) => JSON.parse(row) as Call);
-  const containers = (): Record<string, { startedAt: number; lineGapMs: number }> => {
-    try {
-      return JSON.parse(readFileSync(join(dir, 'containers.json'), 'utf8')) as Record<
-        string,
-        { startedAt: number; lineGapMs: number }
-      >;
-    } catch {
-      return {};
-    }
-  };
-  return { bin, dir, calls, configure, containers, commands: () => calls().map((c) => c.argv) };
-}
 
 function collector() {
   const lines: LogLineInput[] = [];
   return {
     lines,
     sink: (batch: readonly LogLineInput[]) => void lines.push(...batch),
-    texts: () => lines.map((l) => l.text),
+    text: () => lines.map((l) => l.text).join('\n'),
   };
 }
 
-const assetRoot = '/srv/rw-assets';
-
-function request(runId: string, overrides: Partial<ExecutionRequest> = {}): ExecutionRequest {
-  const spec: TaskSpec = {
-    runId,
-    kind: 'vm',
-    asset: { kind: 'file', path: `${assetRoot}/hello/site.yml` },
-    assetType: 'playbook',
-    inventory: { all: { hosts: { 'web-1': { ansible_host: '10.0.0.5' } } } },
-    extraVars: { ansible_password: 'winrm-extra-var-pw' },
-    secretVars: [{ var: 'db_password', env: 'RW_SECRET_0' }],
-    timeoutSeconds: 600,
-  };
-  const workDir = join(scratch, `work-${randomUUID()}`);
-  mkdirSync(workDir);
+function request(asset: string, overrides: Partial<TaskSpec> = {}, image_?: string): ExecutionRequest {
+  const runId = `T${randomUUID().slice(0, 8).toUpperCase()}`;
+  const workDir = join(scratch, `work-${runId}`);
+  mkdirSync(workDir, { mode: 0o700 });
   return {
     runId,
-    image: 'chrweav/ansible-winrm:latest',
-    spec,
-    secretEnv: { RW_SECRET_0: 'the-secret-value' },
-    env: { PORTAINER_URL: 'https://portainer.lan' },
+    image: image_ ?? image,
+    spec: {
+      runId,
+      kind: 'vm',
+      asset: { kind: 'file', path: join(PLAYBOOKS, asset) },
+      assetType: 'playbook',
+      inventory: { all: { hosts: { localhost: { ansible_connection: 'local' } } } },
+      extraVars: {},
+      secretVars: [],
+      timeoutSeconds: 120,
+      ...overrides,
+    },
+    secretEnv: {},
     workDir,
-    ...overrides,
   };
 }
 
-describe('DockerExecutor', () => {
-  it('runs the container with the exact arguments, passing every value by name only', async () => {
-    const docker = fakeDocker({
-      lines: ['PLAY [all]', 'ok: [web-1]', 'remote-worker: ansible-playbook exited with code 3'],
-      exitCode: 3,
-      durationMs: 100,
-    });
-    const executor = new DockerExecutor({
-      bin: docker.bin,
-      network: 'rw-net',
-      assetRoot,
-      memory: '1g',
-      cpus: '1.5',
-    });
+const executor = (executorId = 'it-docker') =>
+  new DockerExecutor({ bin: 'podman', assetRoot: PLAYBOOKS, executorId, pollMs: 50, reapGraceMs: 2000 });
+
+/** Live processes whose environment marks them as a task of this run (the shim and the docker CLI it started). */
+function markedWith(runId: string): number[] {
+  return readdirSync('/proc')
+    .filter((n) => /^\d+$/.test(n))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return false;
+        return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`RW_RUN_ID=${runId}`);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+const nameOf = (runId: string) => `rw-${runId.toLowerCase()}`;
+const containersOf = (runId: string) => containersLabelled(`remote-worker.run-id=${runId}`);
+
+async function until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('DockerExecutor on podman', () => {
+  it('runs the tool in a labelled, read-only-mounted container that logs nothing to the engine', async () => {
+    const req = request('pause.yml', { extraVars: { pause_seconds: 3, marker: 'm-1' } });
     const out = collector();
 
-    const exec = await executor.start(request('01HXYZ-Run_A'), out.sink);
+    const exec = await executor().start(req, out.sink);
+    await until('the container', () => containersOf(req.runId).length === 1);
+    const [inspected] = JSON.parse(inspectContainer(nameOf(req.runId))) as [
+      {
+        Config: { Labels: Record<string, string>; Env: string[] };
+        HostConfig: { LogConfig: { Type: string } };
+        Mounts: { Source: string; Destination: string; RW: boolean }[];
+        Args: string[];
+      },
+    ];
     const result = await exec.done;
 
-    const run = docker.calls().find((c) => c.argv[0] === 'run');
-    expect(run?.argv).toEqual([
-      'run',
-      '-d',
-      '--name',
-      'rw-01hxyz-run_a',
-      '--label',
-      'remote-worker.run-id=01HXYZ-Run_A',
-      '--label',
-      'remote-worker.managed=true',
-      '--network',
-      'rw-net',
-      '--init',
-      '--memory',
-      '1g',
-      '--cpus',
-      '1.5',
-      '-v',
-      `${assetRoot}:/ansible/assets:ro`,
+    expect(exec.handle).toMatch(new RegExp(`^docker:${nameOf(req.runId)}/process:\\d+:\\d+$`));
+    expect(inspected.Config.Labels).toMatchObject({
+      'remote-worker.run-id': req.runId,
+      'remote-worker.managed': 'true',
+      'remote-worker.executor': 'it-docker',
+    });
+    expect(inspected.HostConfig.LogConfig.Type).toBe('none');
+    const mounts = Object.fromEntries(inspected.Mounts.map((m) => [m.Destination, m]));
+    expect(mounts['/ansible']?.RW).toBe(false);
+    expect(mounts['/ansible']?.Source).toMatch(new RegExp(`^${req.workDir}/rw-task-`));
+    expect(mounts['/ansible/assets']).toMatchObject({ Source: PLAYBOOKS, RW: false });
+    // The prologue, then the tool: the image's own entrypoint is not used.
+    expect(inspected.Args.slice(-6)).toEqual([
+      'ansible-playbook',
+      '-i',
+      '/ansible/inventory.json',
       '-e',
-      'RW_TASK',
-      '-e',
-      'PORTAINER_URL',
-      '-e',
-      'RW_SECRET_0',
-      'chrweav/ansible-winrm:latest',
+      '@/ansible/extra-vars.json',
+      '/ansible/assets/pause.yml',
     ]);
-    expect(run?.env.RW_SECRET_0).toBe('the-secret-value');
-    expect(run?.env.PORTAINER_URL).toBe('https://portainer.lan');
-    const spec = JSON.parse(run?.env.RW_TASK ?? '{}') as TaskSpec;
-    expect(spec.asset).toEqual({ kind: 'file', path: '/ansible/assets/hello/site.yml' });
-    expect(spec.secretVars).toEqual([{ var: 'db_password', env: 'RW_SECRET_0' }]);
-    for (const call of docker.calls()) {
-      expect(call.argv.join(' ')).not.toContain('the-secret-value');
-      expect(call.argv.join(' ')).not.toContain('winrm-extra-var-pw');
-    }
-    expect(exec.handle).toBe('docker:rw-01hxyz-run_a');
-    expect(result).toEqual({ exitCode: 3 });
-    expect(out.texts()).toEqual([
-      'PLAY [all]',
-      'ok: [web-1]',
-      'remote-worker: ansible-playbook exited with code 3',
-    ]);
-    expect(out.lines.map((l) => l.stream)).toEqual(['stdout', 'stdout', 'system']);
-    expect(out.lines[0]?.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    expect(docker.commands()).toContainEqual(['logs', '--follow', '--timestamps', 'rw-01hxyz-run_a']);
-    expect(docker.commands()).toContainEqual(['wait', 'rw-01hxyz-run_a']);
-    expect(docker.commands().at(-1)).toEqual(['rm', '-f', 'rw-01hxyz-run_a']);
-    expect(docker.containers()).toEqual({});
-  });
+    expect(result).toEqual({ exitCode: 0 });
+    expect(out.text()).toContain('"msg": "started, marker m-1"');
+    expect(out.lines.find((l) => l.text.startsWith('remote-worker: running'))?.stream).toBe('system');
+    expect(out.lines.find((l) => l.text.includes('started, marker'))?.stream).toBe('stdout');
+    expect(containersOf(req.runId)).toEqual([]);
+  }, 60_000);
 
-  it("mounts the asset's own directory when no asset root is configured", async () => {
-    const docker = fakeDocker();
-    const executor = new DockerExecutor({ bin: docker.bin });
-
-    const exec = await executor.start(
-      request('run-b', {
-        spec: {
-          ...request('run-b').spec,
-          asset: { kind: 'file', path: '/data/x/deploy.sh' },
-          assetType: 'script',
+  it('hands secrets to the container only as files: none in its config, its env or a command line', async () => {
+    const secret = 'it-secret-3e9a71';
+    const req = {
+      ...request('secret-slow.yml', {
+        extraVars: {
+          expected_sha1: execFileSync('sha1sum', { input: secret, encoding: 'utf8' }).split(' ')[0],
+          pause_seconds: 2,
         },
+        secretVars: [{ var: 'db_password', env: 'RW_SECRET_0' }],
+        secretEnvNames: ['PORTAINER_API_TOKEN'],
       }),
-      () => {},
-    );
-    await exec.done;
-
-    const run = docker.calls().find((c) => c.argv[0] === 'run');
-    expect(run?.argv.slice(run.argv.indexOf('--network'), run.argv.indexOf('-e'))).toEqual([
-      '--network',
-      'bridge',
-      '--init',
-      '-v',
-      '/data/x:/ansible/assets:ro',
-    ]);
-    expect((JSON.parse(run?.env.RW_TASK ?? '{}') as TaskSpec).asset).toEqual({
-      kind: 'file',
-      path: '/ansible/assets/deploy.sh',
-    });
-  });
-
-  it('kill stops the container with the grace in seconds and removes it', async () => {
-    const docker = fakeDocker({ lines: ['working'], durationMs: 60_000 });
-    const executor = new DockerExecutor({ bin: docker.bin });
-    const exec = await executor.start(request('run-kill'), () => {});
-
-    await exec.kill(1500);
-
-    expect(docker.commands()).toContainEqual(['stop', '-t', '2', 'rw-run-kill']);
-    expect(await exec.done).toEqual({ exitCode: 143 });
-    expect(docker.commands().at(-1)).toEqual(['rm', '-f', 'rw-run-kill']);
-  });
-
-  it('adopts a running container and streams it to the end', async () => {
-    const docker = fakeDocker({
-      lines: ['one', 'two', 'three'],
-      durationMs: 300,
-      lineGapMs: 100,
-      exitCode: 0,
-    });
-    execFileSync(docker.bin, [
-      'run',
-      '-d',
-      '--name',
-      'rw-run-adopt',
-      '--label',
-      'remote-worker.run-id=run-adopt',
-    ]);
+      secretEnv: { RW_SECRET_0: secret, PORTAINER_API_TOKEN: `tok-${secret}` },
+    };
     const out = collector();
 
-    const exec = await new DockerExecutor({ bin: docker.bin }).adopt(
-      'docker:rw-run-adopt',
-      request('run-adopt').workDir,
-      out.sink,
+    const exec = await executor().start(req, out.sink);
+    await until('the play to use the secret', () => out.text().includes('the password is'));
+    const inspected = inspectContainer(nameOf(req.runId));
+    const [privateDir] = readdirSync(req.workDir).filter((n) => n.startsWith('rw-task-'));
+    const secretFiles = ['extra-vars.json', 'env/PORTAINER_API_TOKEN'].map((f) =>
+      (statSync(join(req.workDir, privateDir ?? '', f)).mode & 0o777).toString(8),
     );
+    const commandLines = readdirSync('/proc')
+      .filter((n) => /^\d+$/.test(n))
+      .map((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, 'latin1');
+        } catch {
+          return '';
+        }
+      })
+      .join('\n');
+    const result = await exec.done;
 
-    expect(await exec.done).toEqual({ exitCode: 0 });
-    expect(out.texts()).toEqual(['one', 'two', 'three']);
-  });
+    expect(result).toEqual({ exitCode: 0 }); // the play's assert saw the value intact
+    expect(inspected).toContain('/bin/sh'); // the prologue that exports the secret env file
+    expect(secretFiles).toEqual(['600', '600']);
+    expect(inspected).not.toContain(secret);
+    expect(commandLines).toContain('ansible-playbook');
+    expect(commandLines).not.toContain(secret);
+    expect(out.text()).toContain('the password is ********');
+    expect(out.text()).toContain('env token is ********'); // exported from its 0600 file inside the container
+    // The private dir with the secret files is gone with the run.
+    expect(readdirSync(req.workDir).filter((n) => n.startsWith('rw-task-'))).toEqual([]);
+    expect(out.text()).not.toContain(secret);
+  }, 60_000);
 
-  it('adopting an exited container replays only what was not shipped, then reports its code', async () => {
-    const docker = fakeDocker({
-      lines: ['one', 'two', 'three', 'four'],
-      durationMs: 0,
-      lineGapMs: 5,
-      exitCode: 7,
-    });
-    execFileSync(docker.bin, ['run', '-d', '--name', 'rw-run-resume']);
-    const { startedAt, lineGapMs } = docker.containers()['rw-run-resume']!;
-    const { workDir } = request('run-resume');
-    // As if a relay had shipped "one" and "two" before it crashed.
-    writeFileSync(
-      join(workDir, 'docker.since'),
-      new Date(startedAt + lineGapMs).toISOString().replace('Z', '000000Z'),
+  it('passes the tool exit code through, and 127 when the image has no ansible-playbook', async () => {
+    const failing = await executor().start(request('fail.yml'), () => {});
+    const missing = collector();
+    const noTool = await executor().start(request('echo-var.yml', {}, BASE_IMAGE), missing.sink);
+
+    expect(await failing.done).toEqual({ exitCode: 2 });
+    expect(await noTool.done).toEqual({ exitCode: 127 });
+    expect(missing.text()).toContain('remote-worker: ansible-playbook is not on the PATH of the image');
+  }, 60_000);
+
+  it("stops the container at the spec's timeout and leaves none behind", async () => {
+    const req = request('pause.yml', { timeoutSeconds: 2 });
+    const out = collector();
+    const started = Date.now();
+
+    const exec = await executor().start(req, out.sink);
+    const result = await exec.done;
+
+    // exit.json carries the tool's code (the CLI's 143 after docker stop); the shim's own exit is 124.
+    expect(result).toEqual({ exitCode: 143 });
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(out.text()).toContain('timed out after 2s');
+    expect(out.text()).not.toContain('finished');
+    expect(containersOf(req.runId)).toEqual([]);
+  }, 60_000);
+
+  it('kill stops the container within the grace and removes it', async () => {
+    const req = request('pause.yml');
+    const out = collector();
+    const exec = await executor().start(req, out.sink);
+    await until('the play', () => out.text().includes('started, marker'));
+
+    const started = Date.now();
+    await exec.kill(3000);
+
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect((await exec.done).exitCode).not.toBe(0);
+    expect(out.text()).not.toContain('finished');
+    expect(containersOf(req.runId)).toEqual([]);
+  }, 60_000);
+
+  it('a second start for the same run adopts the first container instead of running the play again', async () => {
+    const req = request('pause.yml', { extraVars: { pause_seconds: 3 } });
+    const firstOut = collector();
+    const first = await executor().start(req, firstOut.sink);
+    await until('the container', () => containersOf(req.runId).length === 1);
+
+    const secondOut = collector();
+    const second = await executor().start(req, secondOut.sink);
+
+    expect(second.handle).toBe(`docker:${nameOf(req.runId)}`);
+    expect(containersOf(req.runId)).toHaveLength(1);
+    expect(await second.done).toEqual({ exitCode: 0 });
+    expect(await first.done).toEqual({ exitCode: 0 });
+    expect(secondOut.text()).toContain('not captured');
+    expect(firstOut.text().split('TASK [Announce]').length - 1).toBe(1);
+  }, 60_000);
+
+  it('adopting after the shim died waits for the container and reports its exit code', async () => {
+    const slow = request('pause.yml', { extraVars: { pause_seconds: 4 } });
+    // A relay in another process starts the task and exits, as a crashed relay would.
+    const handle = execFileSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        `import { DockerExecutor } from ${JSON.stringify(join(import.meta.dirname, '../../shared/adapters/relay/docker-executor.ts'))};
+         const exec = await new DockerExecutor(JSON.parse(process.env.OPTIONS)).start(JSON.parse(process.env.REQUEST), () => {});
+         process.stdout.write(exec.handle);
+         process.exit(0);`,
+      ],
+      {
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          OPTIONS: JSON.stringify({ bin: 'podman', assetRoot: PLAYBOOKS, executorId: 'it-docker' }),
+          REQUEST: JSON.stringify(slow),
+        },
+      },
     );
-    await new Promise((r) => setTimeout(r, 30));
+    await until('the container', () => containersOf(slow.runId).length === 1);
+    // Then the shim and its CLI go too (the relay's container took them along); the container runs on.
+    const marked = markedWith(slow.runId);
+    expect(marked.length).toBeGreaterThanOrEqual(2);
+    for (const pid of marked) process.kill(pid, 'SIGKILL');
+    await until('the shim and the CLI to die', () => markedWith(slow.runId).length === 0);
+    expect(containersOf(slow.runId)).toHaveLength(1);
     const out = collector();
 
-    const exec = await new DockerExecutor({ bin: docker.bin }).adopt(
-      'docker:rw-run-resume',
-      workDir,
-      out.sink,
-    );
+    const adopted = await executor().adopt(handle, slow.workDir, out.sink);
 
-    expect(await exec.done).toEqual({ exitCode: 7 });
-    expect(out.texts()).toEqual(['three', 'four']);
-    expect(docker.commands()).toContainEqual([
-      'logs',
-      '--follow',
-      '--timestamps',
-      '--since',
-      new Date(startedAt + lineGapMs).toISOString().replace('Z', '000000Z'),
-      'rw-run-resume',
-    ]);
-    expect(docker.containers()).toEqual({});
-  });
+    expect(await adopted.done).toEqual({ exitCode: 0 });
+    expect(out.text()).toContain('supervisor is gone');
+    expect(containersOf(slow.runId)).toEqual([]);
+  }, 60_000);
 
-  it('reports lost when the container is gone', async () => {
-    const docker = fakeDocker();
-
-    const exec = await new DockerExecutor({ bin: docker.bin }).adopt(
-      'docker:rw-nope',
-      request('x').workDir,
-      () => {},
-    );
+  it('reports lost when neither the shim nor the container is left', async () => {
+    const exec = await executor().adopt('docker:rw-nope/process:1:1', join(scratch), () => {});
 
     expect((await exec.done).lost).toMatch(/rw-nope no longer exists/);
   });
 
-  it('a second start for the same run adopts the first container instead of failing', async () => {
-    const docker = fakeDocker({ lines: ['only once'], durationMs: 60_000, lineGapMs: 1 });
-    const first = await new DockerExecutor({ bin: docker.bin }).start(request('run-twice'), () => {});
+  it("reapOrphans removes this executor's containers whose run is not kept, and no other's", async () => {
+    const name = (id: string) => `rw-${id}`;
+    const stray = (id: string, executorId: string) =>
+      execFileSync('podman', [
+        'run',
+        '-d',
+        '--name',
+        name(id),
+        '--label',
+        `remote-worker.run-id=${id}`,
+        '--label',
+        'remote-worker.managed=true',
+        '--label',
+        `remote-worker.executor=${executorId}`,
+        BASE_IMAGE,
+        'sleep',
+        '60',
+      ]);
+    const suffix = randomUUID().slice(0, 6);
+    stray(`keep-${suffix}`, 'it-reap');
+    stray(`orphan-${suffix}`, 'it-reap');
+    stray(`other-${suffix}`, 'someone-else');
+    try {
+      const reaped = await executor('it-reap').reapOrphans(new Set([`keep-${suffix}`]));
 
-    // A redelivered message handled by a restarted relay: a fresh executor, same run.
-    const second = await new DockerExecutor({ bin: docker.bin }).start(request('run-twice'), () => {});
-    await second.kill(0);
+      expect(reaped).toEqual([`orphan-${suffix}`]);
+      expect(containersOf(`orphan-${suffix}`)).toEqual([]);
+      expect(containersOf(`keep-${suffix}`)).toEqual([name(`keep-${suffix}`)]);
+      expect(containersOf(`other-${suffix}`)).toEqual([name(`other-${suffix}`)]);
+    } finally {
+      execFileSync('podman', ['rm', '-f', '-t', '0', name(`keep-${suffix}`), name(`other-${suffix}`)]);
+    }
+  }, 60_000);
 
-    expect(second.handle).toBe(first.handle);
-    expect(docker.commands().filter((a) => a[0] === 'run')).toHaveLength(2);
-    expect(docker.commands()).toContainEqual(['inspect', '--format', '{{json .State}}', 'rw-run-twice']);
-    expect(await second.done).toEqual({ exitCode: 143 });
-    await first.done;
-  });
+  it('refuses what cannot be mounted or run before starting anything', async () => {
+    const e = executor();
+    const outside = request('echo-var.yml');
 
-  it('reapOrphans removes managed containers whose run is not kept', async () => {
-    const docker = fakeDocker({ durationMs: 60_000 });
-    const executor = new DockerExecutor({ bin: docker.bin });
-    const keep = await executor.start(request('run-keep'), () => {});
-    const orphan = await executor.start(request('run-orphan'), () => {});
-
-    const reaped = await executor.reapOrphans(new Set(['run-keep']));
-
-    expect(reaped).toEqual(['run-orphan']);
-    expect(docker.commands()).toContainEqual([
-      'ps',
-      '-a',
-      '--filter',
-      'label=remote-worker.managed=true',
-      '--format',
-      '{{.Names}}\t{{.Label "remote-worker.run-id"}}',
-    ]);
-    expect(docker.commands()).toContainEqual(['rm', '-f', 'rw-run-orphan']);
-    expect(Object.keys(docker.containers())).toEqual(['rw-run-keep']);
-    await orphan.done;
-    await keep.kill(0);
-  });
-
-  it('translates CLI failures into domain errors', async () => {
-    const down = fakeDocker({ daemonDown: true });
-    const executor = new DockerExecutor({ bin: down.bin, assetRoot });
-
-    await expect(executor.start(request('run-e1'), () => {})).rejects.toBeInstanceOf(
-      LauncherUnavailableError,
-    );
     await expect(
-      new DockerExecutor({ bin: join(scratch, 'no-such-docker') }).start(request('run-e2'), () => {}),
-    ).rejects.toBeInstanceOf(LaunchRejectedError);
-    await expect(
-      executor.start(
-        request('run-e3', {
-          spec: { ...request('run-e3').spec, asset: { kind: 'file', path: '/etc/passwd' } },
-        }),
+      e.start(
+        { ...outside, spec: { ...outside.spec, asset: { kind: 'file', path: '/etc/passwd' } } },
         () => {},
       ),
     ).rejects.toThrow(/outside the asset root/);
-    await expect(executor.start(request('run-e4', { secretEnv: { 'A=B': 'x' } }), () => {})).rejects.toThrow(
-      /Invalid environment variable name/,
-    );
-    await expect(executor.start(request('run-e5', { image: '' }), () => {})).rejects.toThrow(
+    await expect(e.start({ ...request('echo-var.yml'), image: '' }, () => {})).rejects.toThrow(
       /needs a runner image/,
     );
+    expect(() => new DockerExecutor({ volumes: ['/srv:/ansible/x'] })).toThrow(/outside \/ansible/);
+  });
+});
+
+/** A stand-in `docker` for the failures a real engine cannot be asked to produce. */
+function fakeCli(body: string): string {
+  const bin = join(scratch, `docker-${randomUUID()}`);
+  writeFileSync(bin, `#!/bin/sh\n${body}\n`);
+  chmodSync(bin, 0o755);
+  return bin;
+}
+
+describe('DockerExecutor CLI failures', () => {
+  it('translates them into domain errors', async () => {
+    const down = fakeCli(
+      'echo "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?" >&2; exit 1',
+    );
+
+    await expect(
+      new DockerExecutor({ bin: down, assetRoot: PLAYBOOKS }).start(request('echo-var.yml'), () => {}),
+    ).rejects.toBeInstanceOf(LauncherUnavailableError);
+    await expect(
+      new DockerExecutor({ bin: join(scratch, 'no-such-docker'), assetRoot: PLAYBOOKS }).start(
+        request('echo-var.yml'),
+        () => {},
+      ),
+    ).rejects.toBeInstanceOf(LaunchRejectedError);
   });
 });
 
 describe('dockerAvailable', () => {
   it('is true only when the server answers', async () => {
-    const up = fakeDocker();
-    const down = fakeDocker({ daemonDown: true });
+    const down = fakeCli('echo "Cannot connect to the Docker daemon" >&2; exit 1');
 
-    expect(await dockerAvailable(up.bin)).toBe(true);
-    expect(await dockerAvailable(down.bin)).toBe(false);
+    expect(await dockerAvailable('podman')).toBe(true);
+    expect(await dockerAvailable(down)).toBe(false);
     expect(await dockerAvailable(join(scratch, 'missing-docker'))).toBe(false);
-    expect(up.commands()).toEqual([['version', '--format', '{{.Server.Version}}']]);
   });
 
   it('gives up on a CLI that hangs', async () => {
-    const hung = fakeDocker({ hang: true });
+    const hung = fakeCli('exec sleep 60');
     const started = Date.now();
 
-    expect(await dockerAvailable(hung.bin, 300)).toBe(false);
+    expect(await dockerAvailable(hung, 300)).toBe(false);
     expect(Date.now() - started).toBeLessThan(3000);
   });
 });

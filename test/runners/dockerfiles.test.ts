@@ -379,8 +379,11 @@ describe('runners/relay/docker-compose.yml', () => {
     expect(Number(relay.logging?.options?.['max-file'])).toBeGreaterThan(1);
     expect(grace).toBeGreaterThan(drain);
     expect(relay.init).toBe(true);
-    expect(environment.RELAY_WORK_DIR).toBe('/var/lib/remote-worker-relay');
-    expect(relay.volumes).toContain('relay-work:/var/lib/remote-worker-relay');
+    // The same path inside and on the host: the engine resolves the task containers' bind mounts on the host.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a compose variable, literally
+    const workDir = '${RELAY_WORK_DIR:-/var/lib/remote-worker-relay}';
+    expect(environment.RELAY_WORK_DIR).toBe(workDir);
+    expect(relay.volumes).toContain(`${workDir}:${workDir}`);
   });
 });
 

@@ -1,21 +1,11 @@
 import { execFile, spawn } from 'node:child_process';
-import {
-  chmodSync,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleShim, SHIM_ESBUILD_ARGS } from '../../runners/shim/bundle.ts';
-import { CONTAINER_ASSET_ROOT, DockerExecutor } from '../../shared/adapters/relay/docker-executor.ts';
-import { LauncherUnavailableError } from '../../shared/domain/errors.ts';
+import { CONTAINER_ASSET_ROOT } from '../../shared/adapters/relay/docker-executor.ts';
 import { inventoryForRun } from '../../shared/domain/inventory.ts';
 import type { VmTarget } from '../../shared/domain/target.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
@@ -33,17 +23,14 @@ import {
  * The task shim as the runner images carry and start it, without a Docker
  * engine: the bundle is built as `npm run build:shim` builds the file the
  * images' Dockerfiles copy, and started with the image's ENTRYPOINT argv and
- * the environment the relay's docker executor hands a container
+ * the environment a cloud launcher hands a container
  * (test/runners/images.test.ts starts the real images on podman).
  *
  * test/integration/shim.test.ts covers the shim's behaviour (redaction,
  * signals, timeouts, wrappers, downloads); this file covers the packaging.
  *
- * What stands in for Docker, and how it differs:
- * - `docker` is a stand-in that records the `docker run` argv and the values
- *   of the variables passed by name (`-e NAME`), then answers like an engine
- *   that is down; the DockerExecutor builds that command for real.
- * - The "container" is `node <bundle>` started with only those variables,
+ * What stands in for a container, and how it differs:
+ * - The "container" is `node <bundle>` started with only the task's variables,
  *   the image's ENV (HOME pointed at a scratch dir) and PATH from this host.
  * - The bind mount `-v <asset root>:/ansible/assets:ro` is played by mapping
  *   the `/ansible/assets` prefix of the spec's asset path back to the mount's
@@ -51,18 +38,6 @@ import {
  */
 
 const execFileAsync = promisify(execFile);
-
-const FAKE_DOCKER = `#!/usr/bin/env node
-import fs from 'node:fs';
-const argv = process.argv.slice(2);
-const env = {};
-for (let i = 0; i < argv.length - 1; i++) {
-  if (argv[i] === '-e' && !argv[i + 1].includes('=')) env[argv[i + 1]] = process.env[argv[i + 1]];
-}
-fs.appendFileSync(process.env.RW_FAKE_DOCKER_RECORD, JSON.stringify({ argv, env }) + '\\n');
-process.stderr.write('Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\\n');
-process.exit(1);
-`;
 
 interface Recorded {
   readonly argv: string[];
@@ -115,29 +90,24 @@ describe('the shim bundle of the runner images', () => {
   });
 });
 
-describe('the image entrypoint with the docker executor environment', () => {
-  async function recordDockerRun(spec: TaskSpec, assetRoot: string, secretEnv: Record<string, string>) {
-    const bin = join(scratch, 'fake-docker.mjs');
-    writeFileSync(bin, FAKE_DOCKER);
-    chmodSync(bin, 0o755);
-    const record = join(scratch, `docker-${spec.runId}.jsonl`);
-    const executor = new DockerExecutor({
-      bin,
-      assetRoot,
-      cliEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', RW_FAKE_DOCKER_RECORD: record },
-    });
-    const workDir = mkdtempSync(join(scratch, 'work-'));
-    const started = executor.start(
-      { runId: spec.runId, image: 'remote-worker-ansible-winrm:test', spec, secretEnv, workDir },
-      () => {},
-    );
-    await expect(started).rejects.toBeInstanceOf(LauncherUnavailableError);
-    const [run] = readFileSync(record, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Recorded);
-    if (run === undefined) throw new Error('the executor did not call docker run');
-    return run;
+describe('the image entrypoint with a launcher environment', () => {
+  /**
+   * What the cloud launchers (ECS, ACI, Cloud Run, Kubernetes) hand the
+   * image: the spec in RW_TASK with its asset under /ansible/assets, and each
+   * secret by name. (The relay's docker executor no longer uses this
+   * entrypoint: it runs the shim on the host and only the tool in the
+   * container — test/integration/docker-executor.test.ts.)
+   */
+  function launcherEnvironment(spec: TaskSpec, assetRoot: string, secretEnv: Record<string, string>) {
+    const hostPath = spec.asset.kind === 'file' ? spec.asset.path : '';
+    const inContainer: TaskSpec = {
+      ...spec,
+      asset: { kind: 'file', path: `${CONTAINER_ASSET_ROOT}${hostPath.slice(assetRoot.length)}` },
+    };
+    return {
+      argv: ['-v', `${assetRoot}:${CONTAINER_ASSET_ROOT}:ro`],
+      env: { RW_TASK: JSON.stringify(inContainer), ...secretEnv },
+    } satisfies Recorded;
   }
 
   /** Start the entrypoint as the container would: its argv, only the passed variables, the image's ENV. */
@@ -209,19 +179,10 @@ describe('the image entrypoint with the docker executor environment', () => {
       timeoutSeconds: 120,
     };
 
-    const run = await recordDockerRun(spec, root, { RW_SECRET_0: secret });
+    const run = launcherEnvironment(spec, root, { RW_SECRET_0: secret });
     const container = startContainer(run);
     const code = await container.exit;
 
-    expect(run.argv).toEqual(expect.arrayContaining(['-v', `${root}:${CONTAINER_ASSET_ROOT}:ro`]));
-    expect(run.argv.join(' ')).not.toContain(secret);
-    expect(run.argv.at(-1)).toBe('remote-worker-ansible-winrm:test');
-    expect(Object.keys(run.env).sort()).toEqual(['RW_SECRET_0', 'RW_TASK']);
-    expect(JSON.parse(run.env.RW_TASK ?? '{}').asset).toEqual({
-      kind: 'file',
-      path: `${CONTAINER_ASSET_ROOT}/hello/secret.yml`,
-    });
-    expect(run.env.RW_TASK).not.toContain(secret);
     expect(code).toBe(0);
     expect(container.output()).toContain('token is ********');
     expect(container.output()).not.toContain(secret);
@@ -243,7 +204,7 @@ describe('the image entrypoint with the docker executor environment', () => {
       timeoutSeconds: 120,
     };
 
-    const run = await recordDockerRun(spec, root, {});
+    const run = launcherEnvironment(spec, root, {});
     const container = startContainer(run);
     const code = await container.exit;
 

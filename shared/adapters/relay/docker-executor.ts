@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative } from 'node:path';
+import type { ContainerTarget } from '../../../runners/shim/container.ts';
 import { LauncherUnavailableError, LaunchRejectedError } from '../../domain/errors.ts';
-import type { TaskSpec } from '../../domain/task.ts';
 import type {
   ExecutionRequest,
   ExecutionResult,
@@ -10,23 +10,29 @@ import type {
   LineSink,
   RunningExecution,
 } from '../../ports/executor.ts';
-import type { LogLineInput } from '../../ports/log-store.ts';
+import { DEFAULT_INHERIT_ENV, EXIT_FILE, ProcessExecutor, taskAlive } from './process-executor.ts';
 
-/** Where assets appear inside the runner container (the seeds: assets are bind-mounted under /ansible/). */
+/** Where assets appear inside the task container (the seeds: assets are bind-mounted under /ansible/). */
 export const CONTAINER_ASSET_ROOT = '/ansible/assets';
 export const MANAGED_LABEL = 'remote-worker.managed';
 export const RUN_ID_LABEL = 'remote-worker.run-id';
+/** Which relay started the container, so two relays (or local instances) on one engine never reap each other's. */
+export const EXECUTOR_LABEL = 'remote-worker.executor';
 
-/** Lines the shim writes itself start with this; they are shipped as `system`. */
-const SHIM_PREFIX = 'remote-worker: ';
-/** Last shipped `docker logs --timestamps` stamp, so an adopting relay resumes after it. */
-const SINCE_FILE = 'docker.since';
-/** After `docker wait` returns, how long the log follower may take to deliver the tail. */
-const LOG_DRAIN_MS = 5000;
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** The docker CLI's own configuration, passed through to the shim that runs `docker run`. */
+const CLI_ENV = [
+  'DOCKER_HOST',
+  'DOCKER_CONFIG',
+  'DOCKER_CONTEXT',
+  'DOCKER_CERT_PATH',
+  'DOCKER_TLS_VERIFY',
+  'CONTAINER_HOST',
+  'CONTAINERS_CONF',
+  'XDG_RUNTIME_DIR',
+] as const;
 
 export interface DockerExecutorOptions {
-  /** The docker CLI: a name on PATH or a path. Default `docker`. */
+  /** The docker CLI: a name on PATH or a path; `podman` works. Default `docker`. */
   readonly bin?: string;
   /** Network the task container joins. Default `bridge` (the host's route to on-prem targets). */
   readonly network?: string;
@@ -40,8 +46,20 @@ export interface DockerExecutorOptions {
   readonly memory?: string;
   /** `--cpus`, e.g. `1.5`. */
   readonly cpus?: string;
+  /** `--user` for the task container. Default: the image's user (which must be able to read the relay's 0600 files: root, or the relay's uid). */
+  readonly user?: string;
+  /** Further bind mounts, `-v` syntax (`/etc/ssl/certs:/etc/ssl/certs:ro`); never over /ansible. */
+  readonly volumes?: readonly string[];
   /** Environment of the docker CLI itself (DOCKER_HOST, DOCKER_CONFIG …). Default: the relay's. */
   readonly cliEnv?: NodeJS.ProcessEnv;
+  /** Marks the shims and containers this executor starts; stable across restarts of one relay. Default `relay`. */
+  readonly executorId?: string;
+  /** A bundled shim run with plain `node`. Default: runners/shim/main.ts through tsx. */
+  readonly shimPath?: string;
+  /** How often the shim's output and liveness are polled. Default 200 ms. */
+  readonly pollMs?: number;
+  /** Grace between SIGTERM and SIGKILL when reaping orphans. Default 5000 ms. */
+  readonly reapGraceMs?: number;
 }
 
 /** Deterministic container name: a second start for the same run finds the first container instead of making another. */
@@ -98,102 +116,133 @@ const isUnavailable = (stderr: string): boolean =>
   /Cannot connect to the Docker daemon|error during connect|Is the docker daemon running|connection refused/i.test(
     stderr,
   );
+const isNoSuchContainer = (stderr: string): boolean =>
+  /no such (object|container)|no container with/i.test(stderr);
 
-/** `2024-05-01T10:00:00.123456789Z text` → stamp and text; docker's stamps are fixed-width, so they sort as strings. */
-function splitStamp(line: string): { stamp: string; text: string } | undefined {
-  const space = line.indexOf(' ');
-  if (space < 20 || !/^\d{4}-\d\d-\d\dT/.test(line)) return undefined;
-  return { stamp: line.slice(0, space), text: line.slice(space + 1) };
-}
+const HANDLE = /^docker:([a-z0-9][a-z0-9_.-]*)(?:\/(process:(\d+):(\d+)))?$/;
 
 /**
- * Runs each task as a sibling container through the docker CLI; the runner
- * image's entrypoint is the task shim, which redacts inside the container.
+ * Runs each task's tool in a sibling container through the docker CLI, from
+ * any image with the tool on its PATH: the task shim itself runs on the relay
+ * host (a supervised child process group, exactly as in the process
+ * executor) and starts `docker run --rm --name rw-<run> … IMAGE <tool> …`
+ * for the tool alone (runners/shim/container.ts). So the inventory, vars
+ * files, wrapper playbooks, secrets files and the redaction of the
+ * container's output all happen on the relay side, and the image needs no
+ * code of ours.
  *
- * Nothing secret is put on a command line: the spec (whose extra vars may
- * carry a WinRM password on the local runner) and every secret are passed as
- * `-e NAME`, which makes the CLI copy the value from its own environment. The
- * container is named by run id (`rw-<id>`) and labelled, so a restarted relay
- * adopts it by name and reaps strays by label.
+ * Why the shim stays outside: a task then outlives a relay crash the way a
+ * process task does (its output goes to a file the relay tails from a saved
+ * offset, its result to exit.json), the container's output is redacted
+ * before anything stores it, and no secret has to cross into the container's
+ * configuration — it is mounted as 0600 files in the read-only `/ansible`
+ * directory the shim removes at the end.
+ *
+ * The container is named by run id (`rw-<id>`) and labelled with the run id
+ * and this executor's id: a second start for a run adopts the first's
+ * container, and `reapOrphans` removes strays by label.
  *
  * @example
- * const executor = new DockerExecutor({ network: 'bridge', assetRoot: '/srv/assets' });
+ * const executor = new DockerExecutor({ bin: 'podman', assetRoot: '/srv/assets', executorId: 'relay-1' });
  * const exec = await executor.start(
- *   { runId, image: 'chrweav/ansible-winrm:latest', spec, secretEnv: { RW_SECRET_0: 'hunter2' }, workDir },
+ *   { runId, image: 'localhost/ansible:bookworm', spec, secretEnv: { RW_SECRET_0: 'hunter2' }, workDir },
  *   (lines) => void logs.append(runId, lines),
  * );
- * const { exitCode } = await exec.done; // the container is removed by then
+ * const { exitCode } = await exec.done; // the container is gone by then
  */
 export class DockerExecutor implements Executor {
   readonly name = 'docker' as const;
   private readonly bin: string;
   private readonly network: string;
   private readonly cliEnv: NodeJS.ProcessEnv;
+  private readonly executorId: string;
+  private readonly tasks: ProcessExecutor;
 
   constructor(private readonly options: DockerExecutorOptions = {}) {
     this.bin = options.bin ?? 'docker';
     this.network = options.network ?? 'bridge';
     this.cliEnv = options.cliEnv ?? process.env;
+    this.executorId = options.executorId ?? 'relay';
+    for (const volume of options.volumes ?? []) {
+      const target = volume.split(':')[1] ?? '';
+      if (!isAbsolute(target) || target === '/ansible' || target.startsWith('/ansible/')) {
+        throw new LaunchRejectedError(
+          `Docker volume ${volume}: the container path must be absolute and outside /ansible`,
+        );
+      }
+    }
+    this.tasks = new ProcessExecutor({
+      executorId: this.executorId,
+      inheritEnv: [...DEFAULT_INHERIT_ENV, ...CLI_ENV],
+      ...(options.shimPath === undefined ? {} : { shimPath: options.shimPath }),
+      ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+      ...(options.reapGraceMs === undefined ? {} : { reapGraceMs: options.reapGraceMs }),
+    });
   }
 
   async start(request: ExecutionRequest, sink: LineSink): Promise<RunningExecution> {
     if (request.image === '') throw new LaunchRejectedError('The docker executor needs a runner image');
     const name = containerName(request.runId);
-    const { spec, mount } = this.containerSpec(request.spec);
-    const passEnv: Record<string, string> = { ...request.env, ...request.secretEnv };
-    for (const envName of Object.keys(passEnv)) {
-      // `-e A=B` would put B on the command line.
-      if (!ENV_NAME.test(envName))
-        throw new LaunchRejectedError(`Invalid environment variable name: ${envName}`);
+    const assetMount = this.assetMount(request);
+    const inspect = await this.inspect(name);
+    if (inspect !== 'missing') {
+      // A redelivered start: the container of the first attempt is the task, never a second play.
+      return this.adopt(`docker:${name}`, request.workDir, sink);
     }
-    const args = [
-      'run',
-      '-d',
-      '--name',
+    const target: ContainerTarget = {
+      bin: this.bin,
       name,
-      '--label',
-      `${RUN_ID_LABEL}=${request.runId}`,
-      '--label',
-      `${MANAGED_LABEL}=true`,
-      '--network',
-      this.network,
-      '--init',
-      ...(this.options.memory === undefined ? [] : ['--memory', this.options.memory]),
-      ...(this.options.cpus === undefined ? [] : ['--cpus', this.options.cpus]),
-      ...(mount === undefined ? [] : ['-v', `${mount}:${CONTAINER_ASSET_ROOT}:ro`]),
-      '-e',
-      'RW_TASK',
-      ...Object.keys(passEnv).flatMap((envName) => ['-e', envName]),
-      request.image,
-    ];
-    const env = { ...this.cliEnv, ...passEnv, RW_TASK: JSON.stringify(spec) };
-    const result = await runCli(this.bin, args, env);
-    if (result.code !== 0) {
-      if (/already in use/i.test(result.stderr)) {
-        // A redelivered start: the container of the first attempt is the task.
-        return this.adopt(`docker:${name}`, request.workDir, sink);
-      }
-      throw this.cliError('docker run', result);
+      image: request.image,
+      runArgs: [
+        '--label',
+        `${RUN_ID_LABEL}=${request.runId}`,
+        '--label',
+        `${MANAGED_LABEL}=true`,
+        '--label',
+        `${EXECUTOR_LABEL}=${this.executorId}`,
+        '--network',
+        this.network,
+        '--init',
+        ...(this.options.memory === undefined ? [] : ['--memory', this.options.memory]),
+        ...(this.options.cpus === undefined ? [] : ['--cpus', this.options.cpus]),
+        ...(this.options.user === undefined ? [] : ['--user', this.options.user]),
+        ...(assetMount === undefined ? [] : ['-v', `${assetMount.host}:${assetMount.container}:ro`]),
+        ...(this.options.volumes ?? []).flatMap((volume) => ['-v', volume]),
+      ],
+      ...(assetMount === undefined ? {} : { assetMount }),
+    };
+    const cliEnv: Record<string, string> = {};
+    for (const key of CLI_ENV) {
+      const value = this.cliEnv[key];
+      if (value !== undefined) cliEnv[key] = value;
     }
-    return this.attach(name, request.workDir, sink);
+    const execution = await this.tasks.start(
+      { ...request, env: { ...request.env, ...cliEnv, RW_CONTAINER: JSON.stringify(target) } },
+      sink,
+    );
+    return this.wrap(name, execution);
   }
 
   async adopt(handle: string, workDir: string, sink: LineSink): Promise<RunningExecution> {
-    const name = /^docker:([A-Za-z0-9][A-Za-z0-9_.-]*)$/.exec(handle)?.[1];
-    if (name === undefined) throw new LaunchRejectedError(`Not a docker executor handle: ${handle}`);
-    const inspect = await runCli(this.bin, ['inspect', '--format', '{{json .State}}', name], this.cliEnv);
-    if (inspect.code !== 0) {
-      if (inspect.error === undefined && /no such (object|container)/i.test(inspect.stderr)) {
-        const lost = `Container ${name} no longer exists; its exit code is unknown`;
-        return { handle, done: Promise.resolve({ lost }), kill: async () => {} };
-      }
-      throw this.cliError('docker inspect', inspect);
+    const match = HANDLE.exec(handle);
+    const name = match?.[1];
+    if (match === null || name === undefined) {
+      throw new LaunchRejectedError(`Not a docker executor handle: ${handle}`);
     }
-    // Running or exited, `docker logs --follow` and `docker wait` do the right thing: an exited container answers at once.
-    return this.attach(name, workDir, sink);
+    const [, , processHandle, pid, starttime] = match;
+    if (
+      processHandle !== undefined &&
+      (taskAlive(Number(pid), starttime ?? '') || existsSync(join(workDir, EXIT_FILE)))
+    ) {
+      // The shim still runs (it outlived the relay) or recorded its end: it has the output and the exit code.
+      return this.wrap(name, await this.tasks.adopt(processHandle, workDir, sink));
+    }
+    return this.containerOnly(name, handle, sink);
   }
 
   async reapOrphans(keep: ReadonlySet<string>): Promise<readonly string[]> {
+    // Shims first: a SIGTERMed shim stops and removes its own container.
+    const reaped = new Set(await this.tasks.reapOrphans(keep));
     const list = await runCli(
       this.bin,
       [
@@ -201,46 +250,77 @@ export class DockerExecutor implements Executor {
         '-a',
         '--filter',
         `label=${MANAGED_LABEL}=true`,
+        '--filter',
+        `label=${EXECUTOR_LABEL}=${this.executorId}`,
         '--format',
-        `{{.Names}}\t{{.Label "${RUN_ID_LABEL}"}}`,
+        '{{.Names}}',
       ],
       this.cliEnv,
     );
     if (list.code !== 0) throw this.cliError('docker ps', list);
-    const reaped: string[] = [];
-    for (const row of list.stdout.split('\n')) {
-      const [name, runId] = row.trim().split('\t');
-      if (name === undefined || name === '' || runId === undefined || keep.has(runId)) continue;
-      const removed = await runCli(this.bin, ['rm', '-f', name], this.cliEnv);
-      if (removed.code === 0) reaped.push(runId);
+    const names = list.stdout
+      .split('\n')
+      .map((n) => n.trim())
+      .filter((n) => n !== '');
+    for (const name of names) {
+      // `docker ps` formats labels one way and podman another; `inspect` of the config's label map reads the same on both.
+      const labelled = await runCli(
+        this.bin,
+        ['inspect', '--type', 'container', '--format', `{{index .Config.Labels "${RUN_ID_LABEL}"}}`, name],
+        this.cliEnv,
+      );
+      const runId = labelled.stdout.trim();
+      // Gone since the listing, or no run id to keep it by: nothing to decide on.
+      if (labelled.code !== 0 || runId === '' || keep.has(runId)) continue;
+      if (await this.forceRemove(name)) reaped.add(runId);
     }
-    return reaped;
+    return [...reaped];
   }
 
-  /** The spec as the container sees it, and the host directory to mount for the asset. */
-  private containerSpec(spec: TaskSpec): { spec: TaskSpec; mount?: string } {
-    if (spec.asset.kind === 'url') return { spec };
+  /** The host directory to mount for the asset, and where it appears in the container. */
+  private assetMount(request: ExecutionRequest): ContainerTarget['assetMount'] {
+    const { spec } = request;
+    if (spec.asset.kind === 'url') return undefined;
     const hostPath = spec.asset.path;
     const root = this.options.assetRoot;
     let mount: string;
-    let inside: string;
     if (root === undefined) {
       mount = dirname(hostPath);
-      inside = `${CONTAINER_ASSET_ROOT}/${basename(hostPath)}`;
     } else {
       const rel = relative(root, hostPath);
       if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
         throw new LaunchRejectedError(`The asset ${hostPath} is outside the asset root ${root}`);
       }
       mount = root;
-      inside = `${CONTAINER_ASSET_ROOT}/${rel.split(sep).join('/')}`;
     }
     if (mount.includes(':')) {
       throw new LaunchRejectedError(
         `Cannot bind-mount ${mount}: a ':' in the path breaks docker's -v syntax`,
       );
     }
-    return { spec: { ...spec, asset: { kind: 'file', path: inside } }, mount };
+    return { host: mount, container: CONTAINER_ASSET_ROOT };
+  }
+
+  private async inspect(name: string): Promise<'missing' | 'present'> {
+    const result = await runCli(
+      this.bin,
+      ['inspect', '--type', 'container', '--format', '{{.State.Status}}', name],
+      this.cliEnv,
+    );
+    if (result.code === 0) return 'present';
+    if (result.error === undefined && isNoSuchContainer(result.stderr)) return 'missing';
+    throw this.cliError('docker inspect', result);
+  }
+
+  /**
+   * SIGKILL, then remove: podman's `rm -f` first waits out the container's
+   * stop timeout (10 s), docker's kills at once; both are done with this.
+   * True when the container is gone.
+   */
+  private async forceRemove(name: string): Promise<boolean> {
+    await runCli(this.bin, ['kill', name], this.cliEnv);
+    const removed = await runCli(this.bin, ['rm', '-f', name], this.cliEnv);
+    return removed.code === 0 || isNoSuchContainer(removed.stderr);
   }
 
   private cliError(what: string, result: CliResult): Error {
@@ -255,89 +335,54 @@ export class DockerExecutor implements Executor {
       : new LaunchRejectedError(`${what}: ${detail}`);
   }
 
-  /** Follow the container's log and wait for its exit; remove it once both are done. */
-  private attach(name: string, workDir: string, sink: LineSink): RunningExecution {
-    const sinceFile = join(workDir, SINCE_FILE);
-    let since = '';
-    try {
-      since = readFileSync(sinceFile, 'utf8').trim();
-    } catch {
-      since = '';
-    }
-    const logs = spawn(
-      this.bin,
-      ['logs', '--follow', '--timestamps', ...(since === '' ? [] : ['--since', since]), name],
-      { env: this.cliEnv, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const ship = (raw: readonly string[]): void => {
-      const lines: LogLineInput[] = [];
-      let last = since;
-      for (const line of raw) {
-        const parsed = splitStamp(line);
-        if (parsed === undefined) {
-          lines.push({ stream: 'system', text: line });
-          continue;
-        }
-        // --since is inclusive and has second granularity on some engines: drop what was shipped already.
-        if (since !== '' && parsed.stamp <= since) continue;
-        const text = parsed.text.replace(/\r$/, '');
-        lines.push({
-          stream: text.startsWith(SHIM_PREFIX) ? 'system' : 'stdout',
-          text,
-          at: `${parsed.stamp.slice(0, 23)}Z`,
-        });
-        if (parsed.stamp > last) last = parsed.stamp;
-      }
-      if (lines.length === 0) return;
-      sink(lines);
-      if (last !== since) {
-        since = last;
-        try {
-          writeFileSync(`${sinceFile}.tmp`, since);
-          renameSync(`${sinceFile}.tmp`, sinceFile);
-        } catch {
-          // The work dir may be gone already; only adoption after a crash needs the stamp.
-        }
-      }
+  /**
+   * The shim's execution, with the container removed once it is over: a
+   * SIGKILLed (or crashed) shim cannot remove it itself, and an unsupervised
+   * container must not go on running a play nobody records.
+   */
+  private wrap(name: string, execution: RunningExecution): RunningExecution {
+    const done = execution.done.then(async (result) => {
+      await this.forceRemove(name);
+      return result;
+    });
+    return {
+      handle: `docker:${name}/${execution.handle}`,
+      done,
+      kill: async (graceMs) => {
+        await execution.kill(graceMs);
+        await done;
+      },
     };
-    const follow = (stream: NodeJS.ReadableStream): Promise<void> =>
-      new Promise((resolve) => {
-        let partial = '';
-        stream.setEncoding('utf8');
-        stream.on('data', (chunk: string) => {
-          const parts = (partial + chunk).split('\n');
-          partial = parts.pop() ?? '';
-          ship(parts);
-        });
-        const end = (): void => {
-          if (partial !== '') ship([partial]);
-          partial = '';
-          resolve();
-        };
-        stream.once('end', end);
-        stream.once('error', end);
-      });
-    const logsDone = Promise.all([follow(logs.stdout), follow(logs.stderr)]);
-    logs.once('error', () => {});
+  }
 
+  /**
+   * The shim is gone without a record (the relay's host or container went
+   * down with it) but the container may still run: wait for it and report
+   * its exit code. Its output after the shim died is not captured — the
+   * container logs nothing to the engine, so that no unredacted output is
+   * ever stored.
+   */
+  private async containerOnly(name: string, handle: string, sink: LineSink): Promise<RunningExecution> {
+    if ((await this.inspect(name)) === 'missing') {
+      const lost = `Container ${name} no longer exists and its supervisor left no exit record; its exit code is unknown`;
+      return { handle, done: Promise.resolve({ lost }), kill: async () => {} };
+    }
+    await sink([
+      {
+        stream: 'system',
+        text: `remote-worker: the task's supervisor is gone; waiting for container ${name} (its output from here on is not captured)`,
+      },
+    ]);
     let stopping: Promise<CliResult> | undefined;
     const done = (async (): Promise<ExecutionResult> => {
       const waited = await runCli(this.bin, ['wait', name], this.cliEnv);
-      const drained = await Promise.race([
-        logsDone.then(() => true),
-        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), LOG_DRAIN_MS)),
-      ]);
-      if (!drained) logs.kill('SIGKILL');
       if (stopping !== undefined) await stopping;
       const code = Number(waited.stdout.trim());
-      const result: ExecutionResult =
-        waited.code === 0 && waited.stdout.trim() !== '' && Number.isInteger(code)
-          ? { exitCode: code }
-          : { lost: `docker wait ${name} failed: ${waited.stderr.trim() || `exit code ${waited.code}`}` };
-      await runCli(this.bin, ['rm', '-f', name], this.cliEnv);
-      return result;
+      await this.forceRemove(name);
+      return waited.code === 0 && waited.stdout.trim() !== '' && Number.isInteger(code)
+        ? { exitCode: code }
+        : { lost: `docker wait ${name} failed: ${waited.stderr.trim() || `exit code ${waited.code}`}` };
     })();
-
     const kill = async (graceMs: number): Promise<void> => {
       stopping ??= runCli(
         this.bin,

@@ -27,7 +27,7 @@ import type { LogLineInput } from '../../ports/log-store.ts';
 const SHIM_PREFIX = 'remote-worker: ';
 
 /** Relay environment a task may see. Everything else (cloud credentials, the API token) stays in the relay. */
-const DEFAULT_INHERIT_ENV = [
+export const DEFAULT_INHERIT_ENV = [
   'PATH',
   'HOME',
   'USER',
@@ -48,7 +48,7 @@ const DEFAULT_INHERIT_ENV = [
 const OUTPUT_LOG = 'output.log';
 const OFFSET_FILE = 'output.offset';
 const TASK_FILE = 'task.json';
-const EXIT_FILE = 'exit.json';
+export const EXIT_FILE = 'exit.json';
 /** One read of the log per tick at most; a huge backlog is shipped over several ticks. */
 const READ_CHUNK = 1024 * 1024;
 /** A "line" longer than this is shipped in pieces rather than held in memory forever. */
@@ -97,6 +97,12 @@ function readStat(pid: number): ProcStat | undefined {
 }
 
 const isRunningState = (state: string): boolean => state !== 'Z' && state !== 'X' && state !== 'x';
+
+/** Whether the process of a `process:<pid>:<start time>` handle still runs (a recycled pid has another start time). */
+export function taskAlive(pid: number, starttime: string): boolean {
+  const stat = readStat(pid);
+  return stat !== undefined && stat.starttime === starttime && isRunningState(stat.state);
+}
 
 function readEnviron(pid: number): Map<string, string> | undefined {
   let raw: string;
@@ -438,8 +444,7 @@ export class ProcessExecutor implements Executor {
   }
 
   private isOurs(pid: number, starttime: string): boolean {
-    const stat = readStat(pid);
-    return stat !== undefined && stat.starttime === starttime && isRunningState(stat.state);
+    return taskAlive(pid, starttime);
   }
 
   private supervise(task: Supervised): RunningExecution {

@@ -50,6 +50,7 @@ describe('loadSettings', () => {
       ansible_ssh_key_secret: 'AWS_KEY',
       local_storage_path: 'examples/playbooks',
       local_executor: 'auto',
+      local_docker_cli: 'docker',
       relay_concurrency: 3,
       default_timeout_seconds: 3600,
       max_timeout_seconds: 86_400,
@@ -151,6 +152,17 @@ describe('loadSettings', () => {
     const settings = loadSettings({ env: { ansible_runner: 'ecs' } });
 
     expect(settings.ansible_runner).toBe('local');
+  });
+
+  it('reads the docker executor volumes as a list and refuses one over /ansible', () => {
+    const settings = loadSettings({
+      env: { LOCAL_DOCKER_VOLUMES: '/srv/certs:/etc/ssl/certs:ro, /data:/data' },
+    });
+    const error = loadError({ env: { LOCAL_DOCKER_VOLUMES: '/srv/x:/ansible/x' } });
+
+    expect(settings.local_docker_volumes).toEqual(['/srv/certs:/etc/ssl/certs:ro', '/data:/data']);
+    expect(error.message).toContain('local_docker_volumes');
+    expect(error.message).toContain('must not mount over /ansible');
   });
 
   it('treats an empty environment variable as unset', () => {
@@ -322,6 +334,8 @@ describe('SettingsSchema', () => {
       'ansible_ssh_key_secret',
       'local_storage_path',
       'local_executor',
+      'local_docker_cli',
+      'local_docker_volumes',
       'relay_concurrency',
       'default_timeout_seconds',
       'max_timeout_seconds',
