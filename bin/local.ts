@@ -1,4 +1,5 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
+import type { EcsTaskStateChangeEvent } from '../functions/status-sync/ecs-task-state-change.ts';
 import { startLocalMode } from '../shared/local-mode/local-mode.ts';
 
 interface Started {
@@ -7,12 +8,37 @@ interface Started {
   close(options: { drainMs: number }): Promise<void>;
 }
 
+/**
+ * Against an emulator (AWS_ENDPOINT_URL set), which runs no ECS task, the ECS
+ * task stand-in runs them as local processes and feeds their state changes
+ * to the status-sync handler; REMOTE_WORKER_ECS_STAND_IN=0 turns it off, =1
+ * turns it on without an endpoint. Loaded only when wanted: local mode
+ * without ECS never loads the stand-in.
+ */
+async function ecsStandIn(
+  cluster: string | undefined,
+  deliver: ((event: EcsTaskStateChangeEvent) => Promise<unknown>) | undefined,
+  logger: Logger,
+): Promise<{ stop(): Promise<void> } | undefined> {
+  const endpoint = process.env.AWS_ENDPOINT_URL || undefined;
+  const wanted = process.env.REMOTE_WORKER_ECS_STAND_IN ?? (endpoint === undefined ? '0' : '1');
+  if (wanted !== '1' || cluster === undefined || deliver === undefined) return undefined;
+  const { startStandIn } = await import('../tools/ecs-task-stand-in/start.ts');
+  return startStandIn({ cluster, motoEndpoint: endpoint, deliver, logger });
+}
+
+const standInLine = (standIn: unknown, cluster: string | undefined): string =>
+  `  ECS tasks: ${standIn === undefined ? 'run by ECS' : `run as local processes by the ECS task stand-in (cluster ${cluster})`}`;
+
 async function local(): Promise<Started> {
   const local = await startLocalMode();
+  const standIn = await ecsStandIn(local.ecsCluster, local.ecsTaskStateChange, local.logger);
   const lines = [
     `Remote Worker local mode is listening on ${local.url}`,
     `  data directory: ${local.dataDir}`,
     `  executor: ${local.executorName ?? 'none (local runs are refused; install ansible-core or start Docker)'}`,
+    `  runners: ${local.runners.join(', ') || 'none'}`,
+    ...(local.ecsCluster === undefined ? [] : [standInLine(standIn, local.ecsCluster)]),
   ];
   if (local.tokenCreated) {
     lines.push(
@@ -20,39 +46,33 @@ async function local(): Promise<Started> {
       `    export REMOTE_WORKER_TOKEN=${local.token}`,
     );
   }
-  return { lines, logger: local.logger, close: (o) => local.close(o) };
+  return {
+    lines,
+    logger: local.logger,
+    async close(options) {
+      await standIn?.stop();
+      await local.close(options);
+    },
+  };
 }
 
-/**
- * AWS mode. Against an emulator (AWS_ENDPOINT_URL set), which runs no ECS
- * task, the ECS task stand-in runs them as local processes and feeds their
- * state changes to the status-sync handler; REMOTE_WORKER_ECS_STAND_IN=0
- * turns it off, =1 turns it on without an endpoint. Both are loaded only here:
- * local mode never loads the AWS SDK.
- */
+/** AWS mode, loaded only here: local mode without in-cloud runners never loads the AWS composition. */
 async function aws(): Promise<Started> {
   const { startAwsMode } = await import('../shared/aws-mode/aws-mode.ts');
   const mode = await startAwsMode();
-  const endpoint = process.env.AWS_ENDPOINT_URL || undefined;
-  const wantStandIn = process.env.REMOTE_WORKER_ECS_STAND_IN ?? (endpoint === undefined ? '0' : '1');
   const cluster = mode.deps.settings.ansible_ecs_cluster;
-  let standIn: { stop(): Promise<void> } | undefined;
-  if (wantStandIn === '1' && cluster !== undefined && mode.deps.launchers.ecs !== undefined) {
-    const { startStandIn } = await import('../tools/ecs-task-stand-in/start.ts');
-    standIn = await startStandIn({
-      cluster,
-      motoEndpoint: endpoint,
-      deliver: mode.ecsTaskStateChange,
-      logger: mode.deps.logger,
-    });
-  }
+  const standIn = await ecsStandIn(
+    cluster,
+    mode.deps.launchers.ecs === undefined ? undefined : mode.ecsTaskStateChange,
+    mode.deps.logger,
+  );
   const lines = [
     `Remote Worker AWS mode is listening on ${mode.url}`,
     `  runs table: ${mode.env.RUNS_TABLE}, dispatch queue: ${mode.env.DISPATCH_QUEUE_URL}`,
     `  runners: ${Object.keys(mode.deps.launchers).join(', ') || 'none'}`,
     ...Object.entries(mode.deps.unavailable).map(([runner, why]) => `  ${runner} unavailable: ${why}`),
     `  relay agent: ${mode.relayRunning ? 'running on the relay queue' : 'not started'}`,
-    `  ECS tasks: ${standIn === undefined ? 'run by ECS' : `run as local processes by the ECS task stand-in (cluster ${cluster})`}`,
+    standInLine(standIn, cluster),
   ];
   if (mode.tokenCreated) {
     lines.push(

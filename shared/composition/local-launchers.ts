@@ -13,6 +13,9 @@ import type { RunStore } from '../ports/run-store.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
 import { buildCloudLaunchers } from './launchers.ts';
 
+/** The runner container of the task definitions `ansible_ecs_task_definitions` names. */
+export const LOCAL_ECS_CONTAINER = 'runner';
+
 /** Every runner a setting can send work to, for telling "not configured" from "not wanted". */
 function selectedRunners(settings: Settings): ReadonlySet<Runner> {
   return new Set(
@@ -89,7 +92,7 @@ export function buildLocalCloudLaunchers(options: {
         logGroup === undefined
           ? 'ansible_ecs_task_definitions, ansible_ecs_log_group'
           : 'ansible_ecs_task_definitions',
-      containerName: 'runner',
+      containerName: LOCAL_ECS_CONTAINER,
       logStreamPrefix: 'run',
     },
     store,

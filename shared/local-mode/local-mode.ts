@@ -5,6 +5,10 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { API_ROUTES } from '../../functions/api/routes.ts';
 import { makeDispatchRuns } from '../../functions/dispatcher/dispatch-runs.ts';
 import { makeSettleDeadLetters } from '../../functions/dispatcher/settle-dead-letters.ts';
+import {
+  type EcsTaskStateChangeEvent,
+  makeEcsTaskStateChange,
+} from '../../functions/status-sync/ecs-task-state-change.ts';
 import { RelayAgent } from '../../runners/relay/agent.ts';
 import { CloudClusterAuth } from '../adapters/cluster-auth/cluster-auth.ts';
 import { FileSecretSource } from '../adapters/local/secret-source.ts';
@@ -14,7 +18,7 @@ import { SqliteLogStore } from '../adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../adapters/sqlite/run-store.ts';
 import { SqliteWorkQueue } from '../adapters/sqlite/work-queue.ts';
 import type { AppDeps } from '../app/deps.ts';
-import { BackendPoller, pollerOptionsFrom } from '../app/poll-backends.ts';
+import { BackendPoller, POLLED_BACKENDS, pollerOptionsFrom } from '../app/poll-backends.ts';
 import { reconcileRuns } from '../app/reconcile.ts';
 import { prepareTask } from '../app/task-prep.ts';
 import {
@@ -22,10 +26,11 @@ import {
   collectKubernetesOrphans,
   usesKubernetesRunner,
 } from '../composition/kubernetes.ts';
-import { buildLocalCloudLaunchers } from '../composition/local-launchers.ts';
+import { buildLocalCloudLaunchers, LOCAL_ECS_CONTAINER } from '../composition/local-launchers.ts';
 import { lazyPasswordSafe } from '../composition/password-safe.ts';
 import { buildLocalStorage } from '../composition/storage.ts';
 import { loadSettings } from '../config/settings.ts';
+import type { Runner } from '../domain/run.ts';
 import type { HttpHandler } from '../http/handler.ts';
 import { newId } from '../ids.ts';
 import type { Clock } from '../ports/clock.ts';
@@ -59,6 +64,15 @@ export interface LocalMode {
   readonly dataDir: string;
   readonly executorName: string | undefined;
   readonly logger: Logger;
+  /** The runners this local mode can launch (`local` is the in-process relay). */
+  readonly runners: readonly Runner[];
+  /** `ansible_ecs_cluster` when the ECS runner is built: where an emulator's task stand-in looks. */
+  readonly ecsCluster?: string;
+  /**
+   * The status-sync entry for "ECS Task State Change" events, when the ECS runner is built. Local mode
+   * has no EventBridge: it polls ECS itself, and an emulator's task stand-in may push events here.
+   */
+  readonly ecsTaskStateChange?: (event: EcsTaskStateChangeEvent) => Promise<unknown>;
   close(options?: { drainMs?: number }): Promise<void>;
 }
 
@@ -229,7 +243,11 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
   reconcileTimer.unref();
 
   // Backends without push events (Kubernetes here) are polled every poll_interval_seconds.
-  const poller = new BackendPoller(deps, pollerOptionsFrom(settings));
+  // ECS pushes no events to local mode (no EventBridge rule reaches it): it is polled like the others.
+  const poller = new BackendPoller(deps, {
+    ...pollerOptionsFrom(settings),
+    backends: [...POLLED_BACKENDS, 'ecs'],
+  });
   let polling: Promise<unknown> | undefined;
   const pollTimer = poller.hasWork
     ? setInterval(() => {
@@ -251,6 +269,13 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     tokenCreated: created,
     dataDir,
     executorName: choice.executor?.name,
+    runners: Object.keys(launchers) as Runner[],
+    ...(launchers.ecs === undefined || settings.ansible_ecs_cluster === undefined
+      ? {}
+      : {
+          ecsCluster: settings.ansible_ecs_cluster,
+          ecsTaskStateChange: makeEcsTaskStateChange({ ...deps, containerName: LOCAL_ECS_CONTAINER }),
+        }),
     logger,
     async close({ drainMs = 10_000 } = {}) {
       clearInterval(reconcileTimer);
