@@ -5,7 +5,7 @@ import {
   loadKubeConfig,
 } from '../adapters/kubernetes/launcher.ts';
 import type { PreparedTask } from '../app/task-prep.ts';
-import type { Settings } from '../config/settings.ts';
+import { type Settings, selectedRunners } from '../config/settings.ts';
 import { isTerminal, type Run } from '../domain/run.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { LogStore } from '../ports/log-store.ts';
@@ -13,18 +13,7 @@ import type { RunStore } from '../ports/run-store.ts';
 
 /** True when some runner setting sends work to the `kubernetes` runner. */
 export function usesKubernetesRunner(settings: Settings): boolean {
-  const runners = [
-    settings.ansible_runner,
-    settings.ansible_runner_aws,
-    settings.ansible_runner_azure,
-    settings.ansible_runner_gcp,
-    settings.ansible_runner_portainer,
-    settings.k8s_runner,
-    settings.k8s_runner_aws,
-    settings.k8s_runner_azure,
-    settings.k8s_runner_gcp,
-  ];
-  return runners.includes('kubernetes');
+  return selectedRunners(settings).has('kubernetes');
 }
 
 /**

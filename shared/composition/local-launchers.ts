@@ -4,7 +4,7 @@ import { ECSClient } from '@aws-sdk/client-ecs';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CloudWatchLogReader } from '../adapters/cloudwatch-logs/log-reader.ts';
 import { prepareTask } from '../app/task-prep.ts';
-import type { Settings } from '../config/settings.ts';
+import { type Settings, selectedRunners } from '../config/settings.ts';
 import type { Run, Runner } from '../domain/run.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Launchers } from '../ports/launcher.ts';
@@ -15,23 +15,6 @@ import { buildCloudLaunchers } from './launchers.ts';
 
 /** The runner container of the task definitions `ansible_ecs_task_definitions` names. */
 export const LOCAL_ECS_CONTAINER = 'runner';
-
-/** Every runner a setting can send work to, for telling "not configured" from "not wanted". */
-function selectedRunners(settings: Settings): ReadonlySet<Runner> {
-  return new Set(
-    [
-      settings.ansible_runner,
-      settings.ansible_runner_aws,
-      settings.ansible_runner_azure,
-      settings.ansible_runner_gcp,
-      settings.ansible_runner_portainer,
-      settings.k8s_runner,
-      settings.k8s_runner_aws,
-      settings.k8s_runner_azure,
-      settings.k8s_runner_gcp,
-    ].filter((r): r is Runner => r !== undefined),
-  );
-}
 
 /**
  * Local mode's in-cloud launchers: ECS, ACI and Cloud Run, each built when

@@ -3,7 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { STORAGE_BACKENDS } from '../domain/asset-access.ts';
 import { type FieldError, SettingsInvalidError } from '../domain/errors.ts';
-import { RUNNERS } from '../domain/run.ts';
+import { RUNNERS, type Runner } from '../domain/run.ts';
 
 /**
  * The one schema for operator settings and its loader.
@@ -183,6 +183,23 @@ export const SettingsSchema = z
   });
 
 export type Settings = z.infer<typeof SettingsSchema>;
+
+/** Every runner some runner setting sends work to, for telling "not configured" from "not wanted". */
+export function selectedRunners(settings: Settings): ReadonlySet<Runner> {
+  return new Set(
+    [
+      settings.ansible_runner,
+      settings.ansible_runner_aws,
+      settings.ansible_runner_azure,
+      settings.ansible_runner_gcp,
+      settings.ansible_runner_portainer,
+      settings.k8s_runner,
+      settings.k8s_runner_aws,
+      settings.k8s_runner_azure,
+      settings.k8s_runner_gcp,
+    ].filter((r): r is Runner => r !== undefined),
+  );
+}
 export type SettingKey = keyof Settings;
 export const SETTING_KEYS = Object.keys(SettingsSchema.shape) as readonly SettingKey[];
 
