@@ -162,7 +162,9 @@ async function allLogs(id: string): Promise<string> {
 async function expectThePlayRan(run: { id: string; exitCode?: number }): Promise<string> {
   const logs = await allLogs(run.id);
   if (run.exitCode === 125 && /asset URL must be http or https, not s3:/.test(logs)) {
-    throw new Error('The asset did not reach the ECS task: the task shim got an s3:// URL, not a presigned one');
+    throw new Error(
+      'The asset did not reach the ECS task: the task shim got an s3:// URL, not a presigned one',
+    );
   }
   expect(logs).toContain('remote-worker: running ansible-playbook');
   return logs;
@@ -194,13 +196,22 @@ beforeAll(async () => {
   const executionRoleArn = stack.functions.DispatchRuns?.environment.ANSIBLE_ECS_EXECUTION_ROLE_ARN ?? '';
   const roles = await assumeRoles(endpoint, {
     ...Object.fromEntries(PATH_FUNCTIONS.map((id) => [id, stack.functions[id]?.roleArn ?? ''])),
-    ...Object.fromEntries(BROKEN_FUNCTIONS.map((id) => [`${BROKEN_PREFIX}${id}`, broken.functions[id]?.roleArn ?? ''])),
+    ...Object.fromEntries(
+      BROKEN_FUNCTIONS.map((id) => [`${BROKEN_PREFIX}${id}`, broken.functions[id]?.roleArn ?? '']),
+    ),
     RunnerTaskExecution: executionRoleArn,
   });
   const built = await bundles;
   await enforceIam(endpoint);
 
-  aws = new StackHarness({ endpoint, stack, bundles: built, credentials: roles, decisions, callerArn: admin.arn });
+  aws = new StackHarness({
+    endpoint,
+    stack,
+    bundles: built,
+    credentials: roles,
+    decisions,
+    callerArn: admin.arn,
+  });
   const brokenRoles: Record<string, AccountCredentials> = {};
   for (const id of BROKEN_FUNCTIONS) brokenRoles[id] = roles[`${BROKEN_PREFIX}${id}`] as AccountCredentials;
   brokenAws = new StackHarness({
@@ -245,14 +256,18 @@ afterAll(async () => {
   for (const client of standInClients) client.destroy();
   await aws?.stop();
   await brokenAws?.stop();
-  rmSync(scratch, { recursive: true, force: true });
+  if (process.env.RW_KEEP_SCRATCH === undefined) rmSync(scratch, { recursive: true, force: true });
+  else console.info('scratch kept:', scratch);
   console.info('deployed-stack timings (ms):', timings);
 }, 60_000);
 
 /** The role of the dispatcher, whose RunTask grant the broken copy loses. */
-function brokenRole(template: { Resources: Record<string, { Type: string; Properties?: any; Metadata?: any }> }) {
+function brokenRole(template: {
+  Resources: Record<string, { Type: string; Properties?: any; Metadata?: any }>;
+}) {
   const [logicalId] = Object.entries(template.Resources).find(
-    ([, r]) => r.Type === 'AWS::IAM::Role' && String(r.Metadata?.['aws:cdk:path']).includes('/DispatchRuns/Role/'),
+    ([, r]) =>
+      r.Type === 'AWS::IAM::Role' && String(r.Metadata?.['aws:cdk:path']).includes('/DispatchRuns/Role/'),
   ) ?? [''];
   return logicalId;
 }
@@ -260,7 +275,12 @@ function brokenRole(template: { Resources: Record<string, { Type: string; Proper
 describe('the deployed dev stack on moto, every function under its own role with IAM enforced', () => {
   it('runs a playbook on ECS: submit, dispatch from the queue, RunTask, the task, its events, the run and its logs', async () => {
     const started = Date.now();
-    const id = await submit(aws, { kind: 'vm', targetId: 'app-1', asset: 'hello/site.yml', extraVars: { greeting: 'hi from the stack' } });
+    const id = await submit(aws, {
+      kind: 'vm',
+      targetId: 'app-1',
+      asset: 'hello/site.yml',
+      extraVars: { greeting: 'hi from the stack' },
+    });
     await dispatch(aws, id);
 
     const run = await waitForRun(id, (r) => TERMINAL.includes(r.state), 60_000);
@@ -281,7 +301,12 @@ describe('the deployed dev stack on moto, every function under its own role with
 
   it('cancels a running run: the cancel reaches the task, which stops, and the run ends cancelled', async () => {
     const started = Date.now();
-    const id = await submit(aws, { kind: 'vm', targetId: 'app-1', asset: 'hello/slow.yml', extraVars: { seconds: 120 } });
+    const id = await submit(aws, {
+      kind: 'vm',
+      targetId: 'app-1',
+      asset: 'hello/slow.yml',
+      extraVars: { seconds: 120 },
+    });
     await dispatch(aws, id);
     await waitForRun(id, (r) => r.state === 'running' || TERMINAL.includes(r.state), 60_000);
 
@@ -298,7 +323,8 @@ describe('the deployed dev stack on moto, every function under its own role with
     const id = await submit(aws, { kind: 'vm', targetId: 'app-1', asset: 'hello/site.yml' });
     const [queue] = eventSourceQueues(stack, 'DispatchRuns');
     const [dlq] = eventSourceQueues(stack, 'SettleDeadLetters').filter((q) => q.url.includes('DispatchDlq'));
-    if (queue === undefined || dlq === undefined) throw new Error('the template has no dispatch queue or its DLQ source');
+    if (queue === undefined || dlq === undefined)
+      throw new Error('the template has no dispatch queue or its DLQ source');
 
     // A dispatcher that never finishes (each invocation timing out): the mapping receives the
     // message again after every visibility timeout — made 0 here — until SQS dead-letters it.
@@ -308,7 +334,10 @@ describe('the deployed dev stack on moto, every function under its own role with
       moved = await aws.receive('SettleDeadLetters', dlq.url, { visibilityTimeout: 0, waitSeconds: 0 });
     }
     expect(moved.map((m) => JSON.parse(m.Body ?? '{}').runId)).toEqual([id]);
-    const settled = await aws.deliverFromQueue('SettleDeadLetters', dlq.url, queueArnOf(dlq.url));
+    // The settler logs each run it fails at ERROR on purpose: the alarms count those lines.
+    const settled = await aws.deliverFromQueue('SettleDeadLetters', dlq.url, queueArnOf(dlq.url), {
+      expectedErrorLog: /"message":"run failed from the dead-letter queue"/,
+    });
     const run = await getRun(aws, id);
 
     expect(settled.failures).toEqual([]);
@@ -325,7 +354,9 @@ describe('the deployed dev stack on moto, every function under its own role with
   it('exercised every function of the path, each with its own role, and reports how much of the policies it used', () => {
     const good = decisions
       .all()
-      .filter((d) => d.principal.includes(':assumed-role/') && !sessionOf(d.principal).startsWith(BROKEN_PREFIX));
+      .filter(
+        (d) => d.principal.includes(':assumed-role/') && !sessionOf(d.principal).startsWith(BROKEN_PREFIX),
+      );
     const callers = new Set(good.map((d) => sessionOf(d.principal)));
     const used = new Set(
       good.flatMap((d) => (d.statements ?? []).map(([policy, index]) => `${policy}#${index}`)),

@@ -17,6 +17,8 @@ several actions checks each one:
 - ECS RunTask: the task definition revision it resolves to (a family alone means its
   latest revision, as on AWS), plus ecs:TagResource on the cluster's tasks when the
   call carries tags (AWS checks that since 2023);
+- SQS SendMessageBatch / DeleteMessageBatch / ChangeMessageVisibilityBatch: the single
+  action (sqs:DeleteMessage …), as AWS authorises them; moto asks for the batch name;
 - CloudWatch Logs: stream actions (PutLogEvents, GetLogEvents) on
   `log-group:G:log-stream:S`, group actions on `log-group:G:*` (AWS matches a log
   group's ARN with the trailing `:*`, which is how CDK's logGroupArn ends).
@@ -139,7 +141,19 @@ def _arn(response: BaseResponse, service: str, resource: str) -> str:
     return f"arn:aws:{service}:{response.region}:{response.current_account}:{resource}"
 
 
-def _dynamodb_checks(response: BaseResponse, action: str) -> list:
+_SQS_BATCH_ACTIONS = {
+    "SendMessageBatch": "SendMessage",
+    "DeleteMessageBatch": "DeleteMessage",
+    "ChangeMessageVisibilityBatch": "ChangeMessageVisibility",
+}
+
+
+def _sqs_checks(response: BaseResponse, action: str, resource: str) -> list:
+    # moto asks for sqs:DeleteMessageBatch; AWS authorises a batch call as its single action.
+    return [(_SQS_BATCH_ACTIONS.get(action, action), resource)]
+
+
+def _dynamodb_checks(response: BaseResponse, action: str, resource: str) -> list:
     p = _params(response)
 
     def table(name: str) -> str:
@@ -165,7 +179,7 @@ def _dynamodb_checks(response: BaseResponse, action: str) -> list:
     return [(action, table(name))]
 
 
-def _ecs_checks(response: BaseResponse, action: str) -> list:
+def _ecs_checks(response: BaseResponse, action: str, resource: str) -> list:
     p = _params(response)
     backend = response.ecs_backend
 
@@ -200,7 +214,7 @@ def _ecs_checks(response: BaseResponse, action: str) -> list:
     return [(action, "*")]
 
 
-def _secretsmanager_checks(response: BaseResponse, action: str) -> list:
+def _secretsmanager_checks(response: BaseResponse, action: str, resource: str) -> list:
     p = _params(response)
     backend = response.backend
     ref = p.get("SecretId") or p.get("Name")
@@ -216,7 +230,7 @@ def _secretsmanager_checks(response: BaseResponse, action: str) -> list:
 _LOG_STREAM_ACTIONS = {"PutLogEvents", "GetLogEvents"}
 
 
-def _logs_checks(response: BaseResponse, action: str) -> list:
+def _logs_checks(response: BaseResponse, action: str, resource: str) -> list:
     p = _params(response)
     group = p.get("logGroupName")
     identifier = p.get("logGroupIdentifier")
@@ -241,7 +255,7 @@ def _enforcing(checks):
         # The path as the client signed it, exactly as moto's own check builds it.
         parsed = urlparse(self.uri)
         path = parsed.path + (f"?{parsed.query}" if parsed.query else "")
-        for index, (checked_action, checked_resource) in enumerate(checks(self, action)):
+        for index, (checked_action, checked_resource) in enumerate(checks(self, action, resource)):
             request = IAMRequest(
                 account_id=self.current_account,
                 method=self.method,
@@ -320,7 +334,9 @@ def _patch() -> None:
     from moto.logs.models import LogGroup
     from moto.logs.responses import LogsResponse
     from moto.secretsmanager.responses import SecretsManagerResponse
+    from moto.sqs.responses import SQSResponse
 
+    SQSResponse._authenticate_and_authorize_normal_action = _enforcing(_sqs_checks)
     DynamoHandler._authenticate_and_authorize_normal_action = _enforcing(_dynamodb_checks)
     EC2ContainerServiceResponse._authenticate_and_authorize_normal_action = _enforcing(_ecs_checks)
     SecretsManagerResponse._authenticate_and_authorize_normal_action = _enforcing(_secretsmanager_checks)

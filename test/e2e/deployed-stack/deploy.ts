@@ -25,7 +25,13 @@ export interface StackFunction {
   readonly roleArn: string;
   /** The role's logical id in the template. */
   readonly roleLogicalId: string;
-  /** Environment.Variables as the deployed function holds them, every Ref and GetAtt resolved by CloudFormation. */
+  /**
+   * Environment.Variables as the deployed function holds them, every Ref and
+   * GetAtt resolved by CloudFormation — with one change: SQS queue URLs name
+   * moto's endpoint instead of `sqs.<region>.amazonaws.com`. moto's
+   * CloudFormation answers AWS's host (as AWS does), and the SQS client sends
+   * each call to its QueueUrl's host, not to AWS_ENDPOINT_URL.
+   */
   readonly environment: Readonly<Record<string, string>>;
   readonly timeoutSeconds: number;
   readonly memoryMiB: number;
@@ -101,6 +107,14 @@ export async function bootstrapLikeCdk(
   }
 }
 
+const AWS_QUEUE_URL = /^https:\/\/sqs\.[a-z0-9-]+\.amazonaws\.com(?=\/\d{12}\/)/;
+
+function onEndpoint(variables: Record<string, string>, endpoint: string): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(variables).map(([name, value]) => [name, value.replace(AWS_QUEUE_URL, endpoint)]),
+  );
+}
+
 /** moto's Lambda API by hand (no Lambda client among the dependencies); unsigned calls pass while IAM is not enforced. */
 async function functionConfiguration(endpoint: string, region: string, name: string): Promise<any> {
   const response = await fetch(`${endpoint}/2015-03-31/functions/${encodeURIComponent(name)}/configuration`, {
@@ -109,7 +123,8 @@ async function functionConfiguration(endpoint: string, region: string, name: str
     },
   });
   const text = await response.text();
-  if (!response.ok) throw new Error(`moto Lambda GetFunctionConfiguration ${name}: ${response.status} ${text}`);
+  if (!response.ok)
+    throw new Error(`moto Lambda GetFunctionConfiguration ${name}: ${response.status} ${text}`);
   return JSON.parse(text);
 }
 
@@ -152,7 +167,9 @@ export async function deployStack(
     if (status !== 'CREATE_COMPLETE') {
       throw new Error(`stack ${stackName} ended ${status || 'unknown'}${reason ? `: ${reason}` : ''}`);
     }
-    const { StackResources = [] } = await cfn.send(new DescribeStackResourcesCommand({ StackName: stackName }));
+    const { StackResources = [] } = await cfn.send(
+      new DescribeStackResourcesCommand({ StackName: stackName }),
+    );
     const physicalIds = new Map(
       StackResources.map((r) => [r.LogicalResourceId ?? '', r.PhysicalResourceId ?? ''] as const),
     );
@@ -172,7 +189,7 @@ export async function deployStack(
         functionName,
         roleArn: String(deployed.Role),
         roleLogicalId,
-        environment: deployed.Environment?.Variables ?? {},
+        environment: onEndpoint(deployed.Environment?.Variables ?? {}, endpoint),
         timeoutSeconds: Number(deployed.Timeout ?? 3),
         memoryMiB: Number(deployed.MemorySize ?? 128),
         logGroupName: physicalIds.get(logGroupLogicalId) ?? `/aws/lambda/${functionName}`,

@@ -12,7 +12,10 @@ import { type AccountCredentials, awsConfig, UNCHECKED } from './aws-config.ts';
  * (seeding, reading state to assert on, and ECS itself inside the task
  * stand-in). It stands for AWS's services and the operator, never for a function.
  */
-export async function createAdmin(endpoint: string, userName: string): Promise<AccountCredentials & { arn: string }> {
+export async function createAdmin(
+  endpoint: string,
+  userName: string,
+): Promise<AccountCredentials & { arn: string }> {
   const iam = new IAMClient(awsConfig(endpoint, UNCHECKED));
   try {
     const { User } = await iam.send(new CreateUserCommand({ UserName: userName }));

@@ -116,6 +116,18 @@ export class LambdaContainer {
     return this.#output;
   }
 
+  /** Powertools' JSON lines at ERROR level printed since `offset` (a swallowed failure still logs one). */
+  errorsSince(offset: number): string[] {
+    return this.#output
+      .slice(offset)
+      .split('\n')
+      .filter((line) => /"level":"ERROR"/.test(line));
+  }
+
+  get outputLength(): number {
+    return this.#output.length;
+  }
+
   async invoke(event: unknown): Promise<Invocation> {
     await this.#ready;
     this.invocations += 1;

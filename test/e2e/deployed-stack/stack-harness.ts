@@ -77,18 +77,32 @@ export class StackHarness {
     return container;
   }
 
-  /** Invoke and fail loudly: an error, or a call moto denied meanwhile, names the function and the call. */
-  async invoke(id: string, event: unknown): Promise<unknown> {
+  /**
+   * Invoke and fail loudly: an error, an ERROR log line (the functions log and
+   * swallow some failures, e.g. an enqueue the reconciler retries), or a call
+   * moto denied meanwhile names the function and the call.
+   */
+  async invoke(id: string, event: unknown, options: { expectedErrorLog?: RegExp } = {}): Promise<unknown> {
     const mark = this.#decisions.mark();
-    const outcome: Invocation = await this.container(id).invoke(event);
+    const container = this.container(id);
+    const offset = container.outputLength;
+    const outcome: Invocation = await container.invoke(event);
     const denials = this.#decisions.denialsSince(mark);
-    if (outcome.error !== undefined || denials.length > 0) {
-      const said = outcome.error === undefined ? 'returned' : `failed: ${outcome.error.name}: ${outcome.error.message}`;
+    const expected = options.expectedErrorLog;
+    const logged = container
+      .errorsSince(offset)
+      .filter((line) => expected === undefined || !expected.test(line));
+    if (outcome.error !== undefined || denials.length > 0 || logged.length > 0) {
+      const said =
+        outcome.error === undefined ? 'returned' : `failed: ${outcome.error.name}: ${outcome.error.message}`;
       throw new PathStepError(
         [
           `${id} ${said}`,
           ...(denials.length > 0 ? [`denied meanwhile:\n${describeDenials(denials)}`] : []),
-          ...(outcome.error?.body === undefined ? [] : [`its last AWS answer: ${outcome.error.body.slice(0, 400)}`]),
+          ...(logged.length > 0 ? [`it logged errors:\n${logged.join('\n').slice(0, 2000)}`] : []),
+          ...(outcome.error?.body === undefined
+            ? []
+            : [`its last AWS answer: ${outcome.error.body.slice(0, 400)}`]),
           `its output:\n${this.container(id).output().slice(-3000)}`,
         ].join('\n'),
       );
@@ -114,7 +128,13 @@ export class StackHarness {
         apiId: 'deployed-stack',
         domainName: 'deployed-stack.execute-api.eu-west-1.amazonaws.com',
         domainPrefix: 'deployed-stack',
-        http: { method, path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'deployed-stack-test' },
+        http: {
+          method,
+          path,
+          protocol: 'HTTP/1.1',
+          sourceIp: '203.0.113.7',
+          userAgent: 'deployed-stack-test',
+        },
         requestId: randomUUID(),
         routeKey,
         stage: '$default',
@@ -130,7 +150,10 @@ export class StackHarness {
       statusCode: number;
       body?: string;
     };
-    return { statusCode: answer.statusCode, body: answer.body === undefined ? undefined : JSON.parse(answer.body) };
+    return {
+      statusCode: answer.statusCode,
+      body: answer.body === undefined ? undefined : JSON.parse(answer.body),
+    };
   }
 
   #sqsAs(id: string): SQSClient {
@@ -155,7 +178,11 @@ export class StackHarness {
   }
 
   /** Receive as the event source mapping does, with the function's role. */
-  async receive(id: string, queueUrl: string, options: { visibilityTimeout?: number; waitSeconds?: number } = {}) {
+  async receive(
+    id: string,
+    queueUrl: string,
+    options: { visibilityTimeout?: number; waitSeconds?: number } = {},
+  ) {
     const mark = this.#decisions.mark();
     try {
       const { Messages = [] } = await this.#sqsAs(id).send(
@@ -164,7 +191,9 @@ export class StackHarness {
           MaxNumberOfMessages: 10,
           WaitTimeSeconds: options.waitSeconds ?? 1,
           MessageSystemAttributeNames: ['All'],
-          ...(options.visibilityTimeout === undefined ? {} : { VisibilityTimeout: options.visibilityTimeout }),
+          ...(options.visibilityTimeout === undefined
+            ? {}
+            : { VisibilityTimeout: options.visibilityTimeout }),
         }),
       );
       return Messages;
@@ -184,11 +213,11 @@ export class StackHarness {
     id: string,
     queueUrl: string,
     queueArn: string,
-    accept: (m: Message) => boolean = () => true,
+    options: { expectedErrorLog?: RegExp } = {},
   ): Promise<{ messages: Message[]; failures: string[] }> {
-    const messages = (await this.receive(id, queueUrl)).filter(accept);
+    const messages = await this.receive(id, queueUrl);
     if (messages.length === 0) return { messages, failures: [] };
-    const response = (await this.invoke(id, sqsEvent(messages, queueArn))) as {
+    const response = (await this.invoke(id, sqsEvent(messages, queueArn), options)) as {
       batchItemFailures?: { itemIdentifier: string }[];
     };
     const failures = (response?.batchItemFailures ?? []).map((f) => f.itemIdentifier);
@@ -243,7 +272,8 @@ function sqsEvent(messages: readonly Message[], queueArn: string): SQSEvent {
         ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? '1',
         SentTimestamp: m.Attributes?.SentTimestamp ?? String(Date.now()),
         SenderId: m.Attributes?.SenderId ?? '',
-        ApproximateFirstReceiveTimestamp: m.Attributes?.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+        ApproximateFirstReceiveTimestamp:
+          m.Attributes?.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
       },
       messageAttributes: {},
       md5OfBody: m.MD5OfBody ?? '',
