@@ -19,6 +19,8 @@ several actions checks each one:
   call carries tags (AWS checks that since 2023);
 - SQS SendMessageBatch / DeleteMessageBatch / ChangeMessageVisibilityBatch: the single
   action (sqs:DeleteMessage …), as AWS authorises them; moto asks for the batch name;
+- S3 GetObject by a presigned URL (how ECS tasks fetch assets): the signer's permissions,
+  which moto's enforcement cannot read from a query string;
 - CloudWatch Logs: stream actions (PutLogEvents, GetLogEvents) on
   `log-group:G:log-stream:S`, group actions on `log-group:G:*` (AWS matches a log
   group's ARN with the trailing `:*`, which is how CDK's logGroupArn ends).
@@ -37,7 +39,7 @@ import json
 import os
 import sys
 import threading
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 from moto import settings
 from moto.core.authorization import ActionAuthenticatorMixin
@@ -49,6 +51,7 @@ from moto.iam.access_control import (
     IAMRequest,
     IAMRequestBase,
     PermissionResult,
+    S3IAMRequest,
 )
 
 
@@ -244,6 +247,41 @@ def _logs_checks(response: BaseResponse, action: str, resource: str) -> list:
     return [(action, _arn(response, "logs", f"log-group:{group}:*"))]
 
 
+def _s3_presigned(original):
+    """S3 with a presigned URL (query-string auth): moto's enforcement reads the Authorization
+    header only and answers 500 without one. AWS authorises a presigned call as the signer,
+    with the signer's permissions when it is used; so authorise the credential the URL names
+    for the object. moto checks neither that signature nor the expiry here."""
+
+    def authorize(self: BaseResponse, bucket_name=None, key_name=None) -> None:
+        query = parse_qs(urlparse(self.uri).query)
+        if "X-Amz-Credential" not in query or self.headers.get("Authorization"):
+            return original(self, bucket_name=bucket_name, key_name=key_name)
+        if ActionAuthenticatorMixin.request_count < settings.INITIAL_NO_AUTH_ACTION_COUNT:
+            ActionAuthenticatorMixin.request_count += 1
+            return
+        headers = dict(self.headers)
+        headers["Authorization"] = (
+            f"AWS4-HMAC-SHA256 Credential={query['X-Amz-Credential'][0]}, SignedHeaders=host, "
+            f"Signature={query.get('X-Amz-Signature', [''])[0]}"
+        )
+        if "X-Amz-Security-Token" in query:
+            headers["X-Amz-Security-Token"] = query["X-Amz-Security-Token"][0]
+        target = f"{bucket_name or '*'}/{key_name}" if key_name else (bucket_name or "*")
+        request = S3IAMRequest(
+            account_id=self.current_account,
+            method=self.method,
+            path=urlparse(self.uri).path,
+            data=self.data,
+            body=self.raw_body,
+            headers=headers,
+            action=self._get_action(),
+        )
+        request.check_action_permitted(f"arn:aws:s3:::{target}")
+
+    return authorize
+
+
 def _enforcing(checks):
     """`_authenticate_and_authorize_normal_action` that authorises each (action, resource) of the call."""
 
@@ -334,8 +372,12 @@ def _patch() -> None:
     from moto.logs.models import LogGroup
     from moto.logs.responses import LogsResponse
     from moto.secretsmanager.responses import SecretsManagerResponse
+    from moto.s3.responses import S3Response
     from moto.sqs.responses import SQSResponse
 
+    S3Response._authenticate_and_authorize_s3_action = _s3_presigned(
+        ActionAuthenticatorMixin._authenticate_and_authorize_s3_action
+    )
     SQSResponse._authenticate_and_authorize_normal_action = _enforcing(_sqs_checks)
     DynamoHandler._authenticate_and_authorize_normal_action = _enforcing(_dynamodb_checks)
     EC2ContainerServiceResponse._authenticate_and_authorize_normal_action = _enforcing(_ecs_checks)
