@@ -7,6 +7,7 @@ import { ECSClient } from '@aws-sdk/client-ecs';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EcsTaskStateChangeEvent } from '../../functions/status-sync/ecs-task-state-change.ts';
+import { parseEcsHandle } from '../../shared/adapters/ecs/handle.ts';
 import { EcsTaskStandIn } from '../../tools/ecs-task-stand-in/stand-in.ts';
 import { useMoto } from '../support/moto.ts';
 import { ACCOUNT, type AccountCredentials, awsConfig, UNCHECKED } from './deployed-stack/aws-config.ts';
@@ -315,6 +316,9 @@ describe('the deployed dev stack on moto, every function under its own role with
 
     expect(cancel.statusCode).toBe(202);
     expect(run).toMatchObject({ state: 'cancelled' });
+    // Stopped by CancelRun's StopTask (the stand-in saw the task's desired status turn STOPPED), not by its end.
+    const taskArn = parseEcsHandle(run.launch?.handle)?.taskArn ?? '';
+    expect(standIn.outcome(taskArn)).toMatchObject({ stopCode: 'UserInitiated' });
     timings.cancel = Date.now() - started;
   }, 120_000);
 
@@ -342,7 +346,10 @@ describe('the deployed dev stack on moto, every function under its own role with
 
     expect(settled.failures).toEqual([]);
     expect(run).toMatchObject({ state: 'failed' });
-    expect(run.reason).toMatch(/dead-letter|DLQ|5 times|delivered/i);
+    // The stack's redrive limit (dispatch_max_receive_count, default 5) is what the settler quotes.
+    expect(run.reason).toBe(
+      'Delivery failed 5 times in a row; the message was moved to the dead-letter queue (see the service log for each error)',
+    );
     timings.deadLetter = Date.now() - started;
   }, 60_000);
 
@@ -376,6 +383,8 @@ describe('the deployed dev stack on moto, every function under its own role with
         `${good.filter((d) => d.decision === 'allow').length} calls checked under function or task roles`,
     );
     expect(used.size).toBeGreaterThan(0);
+    // The SSH key reached the task (as a secret reference), and no function printed it.
+    for (const id of PATH_FUNCTIONS) expect(aws.container(id).output()).not.toContain(SSH_KEY_VALUE);
   });
 
   it('fails, naming the denied call, when the dispatcher role has lost its ecs:RunTask grant', async () => {
