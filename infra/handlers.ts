@@ -16,6 +16,8 @@ export type Access =
   | 'ecs:launch'
   | 'ecs:observe'
   | 'ecs:cleanup'
+  /** StopTask on this cluster's tasks: a cancel stops a running task at once, not at the reconciler's next sweep. */
+  | 'ecs:stop'
   | 'secrets:describe'
   /** GetSecretValue under the secrets prefix: values for ACI/Kubernetes tasks, SSH keys, kubeconfigs, the Password Safe key. */
   | 'secrets:read'
@@ -66,7 +68,7 @@ export const API_HANDLERS = {
   'GET /runs/{id}/logs': api('get-run-logs', "Read a run's output", [...READ, 'run-logs:read'], {
     controlsTasks: true,
   }),
-  'POST /runs/{id}/cancel': api('cancel-run', 'Request cancellation of a run', WRITE, {
+  'POST /runs/{id}/cancel': api('cancel-run', 'Request cancellation of a run', [...WRITE, 'ecs:stop'], {
     controlsTasks: true,
   }),
   'POST /batches': api('submit-batch', 'Submit a batch', SUBMIT),

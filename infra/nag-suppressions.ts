@@ -63,7 +63,7 @@ export function applyNagSuppressions(stack: ControlPlaneStack): void {
           "launch, so its name is unknown at deploy time; confined to this environment's per-run prefix",
       );
     }
-    if (access.has('ecs:launch') || access.has('ecs:observe')) {
+    if (access.has('ecs:launch') || access.has('ecs:observe') || access.has('ecs:stop')) {
       ack(
         handler.role,
         wildcard(stack.runners.clusterTasksArn()),

@@ -253,6 +253,17 @@ export class Runners extends Construct {
     );
   }
 
+  /** What `cancel` calls on a running task: StopTask on this cluster's tasks. */
+  grantStop(grantee: IGrantable): void {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['ecs:StopTask'],
+        resources: [this.clusterTasksArn()],
+        conditions: this.onThisCluster(),
+      }),
+    );
+  }
+
   /** What `cleanup` calls: deregister a run's own task definition family. */
   grantCleanup(grantee: IGrantable): void {
     grantee.grantPrincipal.addToPrincipalPolicy(

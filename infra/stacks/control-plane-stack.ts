@@ -304,6 +304,7 @@ export class ControlPlaneStack extends Stack {
       'ecs:launch': () => this.runners.grantLaunch(fn),
       'ecs:observe': () => this.runners.grantObserve(fn),
       'ecs:cleanup': () => this.runners.grantCleanup(fn),
+      'ecs:stop': () => this.runners.grantStop(fn),
       'secrets:describe': () =>
         fn.role.addToPrincipalPolicy(
           new PolicyStatement({

@@ -72,10 +72,22 @@ function killAndWait(child: ChildProcess): Promise<void> {
   });
 }
 
-async function spawnOnce(port: number): Promise<{ child: ChildProcess; endpoint: string } | string> {
-  const child = spawn('python3', ['-c', BOOTSTRAP, '-H', '127.0.0.1', '-p', String(port)], {
+/** How to start moto: the default bootstrap, or a Python script that patches moto first (it must exit on stdin EOF too). */
+export interface MotoStartOptions {
+  /** A Python file run instead of the default bootstrap, with the same `-H host -p port` arguments. */
+  readonly script?: string;
+  /** Added to this process's environment for the server (MOTO_ACCOUNT_ID, INITIAL_NO_AUTH_ACTION_COUNT …). */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+async function spawnOnce(
+  port: number,
+  options: MotoStartOptions,
+): Promise<{ child: ChildProcess; endpoint: string } | string> {
+  const program = options.script === undefined ? ['-c', BOOTSTRAP] : [options.script];
+  const child = spawn('python3', [...program, '-H', '127.0.0.1', '-p', String(port)], {
     stdio: ['pipe', 'ignore', 'pipe'],
-    env: { ...process.env, MOTO_PORT: String(port) },
+    env: { ...process.env, ...options.env, MOTO_PORT: String(port) },
   });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
@@ -100,10 +112,10 @@ async function spawnOnce(port: number): Promise<{ child: ChildProcess; endpoint:
  * process can take the port between the probe and moto's bind, so a failed
  * start is retried on a new port.
  */
-export async function startMoto(): Promise<MotoServer> {
+export async function startMoto(options: MotoStartOptions = {}): Promise<MotoServer> {
   const problems: string[] = [];
   for (let attempt = 0; attempt < 3; attempt += 1) {
-    const started = await spawnOnce(await freePort());
+    const started = await spawnOnce(await freePort(), options);
     if (typeof started === 'string') {
       problems.push(started);
       continue;
@@ -152,11 +164,11 @@ export async function startMoto(): Promise<MotoServer> {
  * beforeEach(() => moto().reset());
  * it('…', async () => { const sqs = new SQSClient(moto().clientConfig()); … });
  */
-export function useMoto(): () => MotoServer {
+export function useMoto(options: MotoStartOptions = {}): () => MotoServer {
   let server: MotoServer | undefined;
   beforeAll(
     async () => {
-      server = await startMoto();
+      server = await startMoto(options);
     },
     START_TIMEOUT_MS * 3 + 5000,
   );

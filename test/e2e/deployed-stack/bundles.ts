@@ -1,0 +1,36 @@
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { esbuildOptionsFor } from '../../../infra/bundling.ts';
+import { API_HANDLERS, constructIdOf, type HandlerSpec, WORKER_HANDLERS } from '../../../infra/handlers.ts';
+import { REPO } from '../harness.ts';
+
+/** Every handler the stack deploys, by the construct id that names its function. */
+const SPECS: ReadonlyMap<string, HandlerSpec> = new Map(
+  Object.values<HandlerSpec>({ ...API_HANDLERS, ...WORKER_HANDLERS }).map((spec) => [
+    constructIdOf(spec.entry),
+    spec,
+  ]),
+);
+
+/**
+ * Each function's bundle, built as NodejsFunction builds it for `cdk synth`:
+ * the same esbuild options object (infra/bundling.ts is the one definition the
+ * stack and this read), the same entry and compile-time defines. `cdk synth`
+ * itself bundles all 22 handlers one after another (85 s on this machine);
+ * building only the functions the path runs, in parallel, keeps the file's
+ * runtime modest. test/infra/cdk-synth.test.ts checks that the CLI's bundles
+ * are these (ESM, banner, SDK inside).
+ */
+export async function buildBundles(ids: readonly string[], outDir: string): Promise<Record<string, string>> {
+  const bundles: Record<string, string> = {};
+  await Promise.all(
+    ids.map(async (id) => {
+      const spec = SPECS.get(id);
+      if (spec === undefined) throw new Error(`no handler spec for function ${id} (infra/handlers.ts)`);
+      const outfile = join(outDir, id, 'index.mjs');
+      await build({ ...esbuildOptionsFor(spec.entry, outfile, spec), absWorkingDir: REPO });
+      bundles[id] = outfile;
+    }),
+  );
+  return bundles;
+}
