@@ -27,14 +27,7 @@ import { azureAssetStore, exampleAssets } from '../support/asset-stores.ts';
 import { type FakeArmAci, type RecordedArmRequest, startFakeArmAci } from '../support/fake-arm-aci.ts';
 import { type FakeAzureBlob, startFakeAzureBlob } from '../support/fake-azure-blob.ts';
 import { runTaskOnLocalhost } from '../support/task-run.ts';
-import {
-  createQueuedRun,
-  ManualClock,
-  markLaunched,
-  PLAYBOOKS_ROOT,
-  silentLogger,
-  vmTarget,
-} from '../unit/app/harness.ts';
+import { createQueuedRun, ManualClock, markLaunched, silentLogger, vmTarget } from '../unit/app/harness.ts';
 
 /**
  * AciLauncher: the real `@azure/arm-containerinstance` client against a

@@ -31,7 +31,7 @@ import { exampleAssets, gcsAssetStore, gcsSigner } from '../support/asset-stores
 import { type FakeCloudRun, startFakeCloudRun } from '../support/fake-cloud-run.ts';
 import { type FakeGcs, startFakeGcs } from '../support/fake-gcs.ts';
 import { runTaskOnLocalhost } from '../support/task-run.ts';
-import { PLAYBOOKS_ROOT, vmTarget } from '../unit/app/harness.ts';
+import { vmTarget } from '../unit/app/harness.ts';
 
 /**
  * CloudRunLauncher with the real `@google-cloud/run` v2 clients (REST

@@ -38,7 +38,7 @@ import { exampleAssets, gcsAssetStore, gcsSigner } from '../support/asset-stores
 import { type FakeGcs, startFakeGcs } from '../support/fake-gcs.ts';
 import { type FakeKubeApi, type RecordedKubeRequest, startFakeKubeApi } from '../support/fake-kube-api.ts';
 import { runTaskOnLocalhost } from '../support/task-run.ts';
-import { PLAYBOOKS_ROOT, vmTarget } from '../unit/app/harness.ts';
+import { vmTarget } from '../unit/app/harness.ts';
 
 /**
  * KubernetesLauncher with the real @kubernetes/client-node 1.4 against a
