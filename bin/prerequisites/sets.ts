@@ -55,7 +55,7 @@ export const START: readonly Prerequisite[] = [
   {
     name: 'node',
     why: 'Node.js 20.19+ with npm and npx, where the README starts',
-    commands: ['node', 'npx'],
+    commands: ['node', 'npm', 'npx'],
     packages: {},
   },
   {
@@ -137,7 +137,7 @@ export const TEST: readonly Prerequisite[] = [
   {
     name: 'coreutils, bash, dash',
     why: 'the shell and the tools the tests script with',
-    commands: ['sh', 'bash', 'sleep', 'sha1sum', 'cat', 'rm'],
+    commands: ['sh', 'bash', 'sleep', 'sha1sum', 'cat', 'rm', 'id', 'true'],
     packages: { apt: ['coreutils', 'bash', 'dash'] },
   },
   {
