@@ -91,7 +91,12 @@ export function scanSources(files: readonly { path: string; text: string }[]): S
           }
           if (ts.isArrayBindingPattern(node.name)) {
             const first = node.name.elements[0];
-            if (first && ts.isBindingElement(first) && ts.isIdentifier(first.name) && first.name.text === name) {
+            if (
+              first &&
+              ts.isBindingElement(first) &&
+              ts.isIdentifier(first.name) &&
+              first.name.text === name
+            ) {
               declared = true;
               if (node.initializer) found.push(...firstElements(node.initializer, seen));
               if (first.initializer) found.push(first.initializer);
@@ -121,7 +126,8 @@ export function scanSources(files: readonly { path: string; text: string }[]): S
       for (const statement of file.source.statements) {
         if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
         const names = statement.importClause?.namedBindings;
-        if (!names || !ts.isNamedImports(names) || !names.elements.some((e) => e.name.text === name)) continue;
+        if (!names || !ts.isNamedImports(names) || !names.elements.some((e) => e.name.text === name))
+          continue;
         const target = byPath.get(join(file.path, '..', statement.moduleSpecifier.text));
         if (!target) continue;
         for (const s of target.source.statements) {
@@ -142,7 +148,8 @@ export function scanSources(files: readonly { path: string; text: string }[]): S
         if (!first) return [];
         return ts.isSpreadElement(first) ? firstElements(first.expression, seen) : [first];
       }
-      if (ts.isConditionalExpression(e)) return [...firstElements(e.whenTrue, seen), ...firstElements(e.whenFalse, seen)];
+      if (ts.isConditionalExpression(e))
+        return [...firstElements(e.whenTrue, seen), ...firstElements(e.whenFalse, seen)];
       if (ts.isIdentifier(e) && !seen.has(e.text)) {
         const next = new Set(seen).add(e.text);
         return definitions(e.text, next, e).flatMap((d) => firstElements(d, next));
@@ -183,7 +190,8 @@ export function scanSources(files: readonly { path: string; text: string }[]): S
     const programs = (expr: ts.Expression | undefined, seen = new Set<string>()): string[] => {
       if (!expr) return [];
       const e = unwrap(expr);
-      if (ts.isStringLiteral(e) || ts.isNoSubstitutionTemplateLiteral(e)) return e.text ? [basename(e.text)] : [];
+      if (ts.isStringLiteral(e) || ts.isNoSubstitutionTemplateLiteral(e))
+        return e.text ? [basename(e.text)] : [];
       if (ts.isIdentifier(e)) {
         if (seen.has(e.text)) return [];
         const next = new Set(seen).add(e.text);
@@ -196,11 +204,13 @@ export function scanSources(files: readonly { path: string; text: string }[]): S
         }
         return [];
       }
-      if (ts.isConditionalExpression(e)) return [...programs(e.whenTrue, seen), ...programs(e.whenFalse, seen)];
+      if (ts.isConditionalExpression(e))
+        return [...programs(e.whenTrue, seen), ...programs(e.whenFalse, seen)];
       if (ts.isCallExpression(e) && ts.isIdentifier(e.expression)) {
         const callee = e.expression.text;
         // join(dir, 'kubectl'), resolve(REPO, 'runners/…'): the program is the last part.
-        if (callee === 'join' || callee === 'resolve') return programs(e.arguments[e.arguments.length - 1], seen);
+        if (callee === 'join' || callee === 'resolve')
+          return programs(e.arguments[e.arguments.length - 1], seen);
         if (seen.has(`${callee}()`)) return [];
         const next = new Set(seen).add(`${callee}()`);
         return returns(callee).flatMap((r) => programs(r, next));
@@ -212,7 +222,8 @@ export function scanSources(files: readonly { path: string; text: string }[]): S
     const text = (expr: ts.Expression, seen = new Set<string>()): string | undefined => {
       const e = unwrap(expr);
       if (ts.isStringLiteral(e) || ts.isNoSubstitutionTemplateLiteral(e)) return e.text;
-      if (ts.isTemplateExpression(e)) return [e.head.text, ...e.templateSpans.map((s) => s.literal.text)].join(' ');
+      if (ts.isTemplateExpression(e))
+        return [e.head.text, ...e.templateSpans.map((s) => s.literal.text)].join(' ');
       if (ts.isIdentifier(e) && !seen.has(e.text)) {
         const [d] = definitions(e.text, new Set(seen).add(e.text), e);
         return d === undefined ? undefined : text(d, new Set(seen).add(e.text));
@@ -264,7 +275,7 @@ export function scanSources(files: readonly { path: string; text: string }[]): S
           let skipped = 0;
           while (i < argv.length) {
             const w = words[i];
-            if (w !== undefined && w.startsWith('-')) i++;
+            if (w?.startsWith('-')) i++;
             else if (skipped < skip) {
               skipped++;
               i++;
@@ -289,7 +300,8 @@ export function scanSources(files: readonly { path: string; text: string }[]): S
           const mod = words[m + 1];
           if (m >= 0 && mod !== undefined) add(modules, mod.split('.')[0] ?? mod, where);
           const script = words[c + 1];
-          if (c >= 0 && script !== undefined) for (const mod of pythonImports(script)) add(modules, mod, where);
+          if (c >= 0 && script !== undefined)
+            for (const mod of pythonImports(script)) add(modules, mod, where);
         }
       }
     };
@@ -378,7 +390,9 @@ export function scanSources(files: readonly { path: string; text: string }[]): S
 }
 
 const unwrap = (e: ts.Expression): ts.Expression =>
-  ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isNonNullExpression(e) ? unwrap(e.expression) : e;
+  ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isNonNullExpression(e)
+    ? unwrap(e.expression)
+    : e;
 
 /** The first word of each command in a shell script (`"$1/pg_ctl"` is pg_ctl). */
 export function shellCommands(script: string): string[] {
