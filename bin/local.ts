@@ -36,7 +36,7 @@ async function local(): Promise<Started> {
   const lines = [
     `Remote Worker local mode is listening on ${local.url}`,
     `  data directory: ${local.dataDir}`,
-    `  executor: ${local.executorName ?? 'none (local runs are refused; install ansible-core or start Docker)'}`,
+    `  executor: ${local.executorName ?? 'none (local runs are refused; npm start installs Ansible, or start Docker)'}`,
     `  runners: ${local.runners.join(', ') || 'none'}`,
     ...(local.ecsCluster === undefined ? [] : [standInLine(standIn, local.ecsCluster)]),
   ];

@@ -59,7 +59,7 @@ export async function chooseExecutor(
   if (!onPath('ansible-playbook')) {
     return {
       reason:
-        'no Docker engine answers and ansible-playbook is not on PATH (Debian: apt-get install ansible-core)',
+        'no Docker engine answers and ansible-playbook is not on PATH (npm start installs it: bin/prerequisites.ts)',
     };
   }
   return { executor: new ProcessExecutor({ executorId }) };
