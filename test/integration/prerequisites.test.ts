@@ -1,5 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -151,6 +159,44 @@ describe('npm start without Ansible', () => {
     expect(out).toContain('Alpine: sudo apk add ansible openssh-client');
     expect(out).toContain('macOS: brew install ansible');
     expect(out).not.toContain('listening on');
+  });
+
+  it('installs what is missing with apt-get as root on Debian, saying what and why, then starts', () => {
+    // A stand-in apt-get on PATH: it records its arguments and "installs" by linking the real programs in.
+    const log = join(bin, 'apt-get.log');
+    writeFileSync(
+      join(bin, 'apt-get'),
+      [
+        '#!/bin/sh',
+        `echo "$*" >>${log}`,
+        '[ "$1" = install ] || exit 0',
+        `for p in "$@"; do case $p in`,
+        `  ansible) /bin/ln -sf /usr/bin/ansible-playbook ${bin}/ ;;`,
+        `  openssh-client) /bin/ln -sf /usr/bin/ssh /usr/bin/ssh-keygen ${bin}/ ;;`,
+        'esac; done',
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    expect(process.getuid?.(), 'the suite runs as root, as CI does').toBe(0);
+
+    const run = spawnSync(process.execPath, ['--import', 'tsx', SCRIPT, 'start'], {
+      cwd: REPO,
+      env: { PATH: bin, HOME: bin },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+
+    expect(run.status, run.stderr).toBe(0);
+    expect(readFileSync(log, 'utf8').split('\n')).toEqual([
+      'update -q',
+      'install -y -q --no-install-recommends ansible openssh-client',
+      '',
+    ]);
+    expect(run.stderr).toContain(
+      'remote-worker: installing Debian packages: ansible openssh-client\n  ansible: ',
+    );
+    expect(run.stderr).toMatch(/installed ansible openssh-client in \d+ s/);
   });
 
   it.each([
