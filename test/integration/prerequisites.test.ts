@@ -10,7 +10,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { onPath } from '../../bin/prerequisites/probe.ts';
 import type { Prerequisite } from '../../bin/prerequisites/sets.ts';
 import { type Scan, scanSources, scanTree } from '../support/spawned-tools.ts';
@@ -127,15 +127,16 @@ describe('bin/prerequisites.ts in check-only mode', () => {
 });
 
 describe('npm start without Ansible', () => {
+  // A new PATH for each test, since one of them installs into it.
   let bin: string;
-  beforeAll(() => {
+  beforeEach(() => {
     // node, npm, npx and sh only: everything the start set lists beyond Node.js is missing.
     bin = mkdtempSync(join(tmpdir(), 'rw-prereq-bin-'));
     for (const name of ['node', 'npm', 'npx'])
       symlinkSync(realpathSync(onPath(name) ?? name), join(bin, name));
     symlinkSync('/bin/sh', join(bin, 'sh'));
   });
-  afterAll(() => rmSync(bin, { recursive: true, force: true }));
+  afterEach(() => rmSync(bin, { recursive: true, force: true }));
 
   const npmStart = (env: Record<string, string>) =>
     spawnSync(join(bin, 'npm'), ['start'], {
