@@ -252,6 +252,8 @@ export function scanSources(files: readonly { path: string; text: string }[]): S
         const [d] = definitions(e.text, next, e);
         return d === undefined ? [] : tokens(d, next);
       }
+      // `cond ? ['-c', SCRIPT] : [file]`: both argvs' words, which is what the names are read from.
+      if (ts.isConditionalExpression(e)) return [...tokens(e.whenTrue, seen), ...tokens(e.whenFalse, seen)];
       if (!ts.isArrayLiteralExpression(e)) return [];
       return e.elements.flatMap((el): Token[] => {
         if (ts.isSpreadElement(el)) return tokens(el.expression, seen);
@@ -428,10 +430,12 @@ export function pythonImports(script: string): string[] {
   return out;
 }
 
-/** Every .ts and .sh file under `dirs` (relative to `root`), fixtures' data aside. */
+/** Every .ts, .sh and .py file under `dirs` (relative to `root`). */
 export function scanTree(root: string, dirs: readonly string[]): Scan {
   const ts: { path: string; text: string }[] = [];
   const shell: { path: string; text: string }[] = [];
+  // Python the suite runs as a file (test/support/moto_enforcing.py): its imports count as the suite's.
+  const python: { path: string; text: string }[] = [];
   const walk = (dir: string) => {
     for (const name of readdirSync(join(root, dir))) {
       if (name === 'node_modules') continue;
@@ -439,6 +443,7 @@ export function scanTree(root: string, dirs: readonly string[]): Scan {
       if (statSync(join(root, path)).isDirectory()) walk(path);
       else if (name.endsWith('.ts')) ts.push({ path, text: readFileSync(join(root, path), 'utf8') });
       else if (name.endsWith('.sh')) shell.push({ path, text: readFileSync(join(root, path), 'utf8') });
+      else if (name.endsWith('.py')) python.push({ path, text: readFileSync(join(root, path), 'utf8') });
     }
   };
   for (const dir of dirs) walk(dir);
@@ -450,6 +455,11 @@ export function scanTree(root: string, dirs: readonly string[]): Scan {
         scan.commands.set(name, [...(scan.commands.get(name) ?? []), `${relative('.', file.path)}:${i + 1}`]);
       }
     });
+  }
+  for (const file of python) {
+    for (const mod of pythonImports(file.text)) {
+      scan.modules.set(mod, [...(scan.modules.get(mod) ?? []), file.path]);
+    }
   }
   return scan;
 }
