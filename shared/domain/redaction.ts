@@ -37,24 +37,57 @@
  *     with `%20` and with `+` for spaces;
  *   - base64 of the value and of its trimmed form at each of the three byte
  *     alignments it can have inside a longer base64 text (an HTTP basic-auth
- *     header is base64 of `user:password`), standard and URL-safe alphabet.
+ *     header is base64 of `user:password`), standard and URL-safe alphabet,
+ *     also wrapped over lines at any width (`base64` and MIME wrap at 76
+ *     columns, `openssl base64` and PEM at 64) with LF or CRLF line ends, and
+ *     JSON-escaped (`\/`, and `\n` or `\r\n` as the line end: a registered
+ *     `stdout` as Ansible prints it);
+ *   - hex of the value's bytes and of its trimmed form, all lower case or all
+ *     upper case (`xxd -p`, `od -An -tx1`, `hexdump -e '/1 "%02x"'`,
+ *     Python's `.hex()`), plain or with bytes separated by up to two spaces or
+ *     tabs and wrapped over lines at any width. A value in mixed-case hex is
+ *     not masked: no dump tool prints one, and allowing it would double the
+ *     chance of masking an unrelated digest.
  * - Forms derived by escaping are at least as long and as specific as the
  *   value itself, so they follow the value's own minimum. A base64 form is a
  *   fragment: the characters that depend only on the value's bytes. Fragments
  *   shorter than 4 characters carry one or two bytes of the value and occur by
- *   chance in every certificate and token in the log, so they are not masked.
+ *   chance in every certificate and token in the log, so they are not masked;
+ *   for the same reason hex is only masked for values of 3 bytes or more
+ *   (6 digits: the 24 bits of a 4-character base64 fragment), since 4 hex
+ *   digits occur in nearly every digest, commit id and UUID a log prints.
  * - The longest form that matches at a position wins; matching is leftmost.
  * - A position is only decided once enough text has arrived to rule out every
  *   longer match, so the output is the same for any chunking of the input, and
- *   at most (longest form − 1) characters are held back between calls.
- * - Matching runs on one Aho–Corasick automaton over every form of every
- *   value, built once: the cost per character does not grow with the number
- *   of secrets or forms.
+ *   at most a bounded tail (the longest form, its line breaks and escapes
+ *   included) is held back between calls.
+ * - Matching runs on Aho–Corasick automata built once: the cost per character
+ *   does not grow with the number of secrets or forms.
  *
- * Not covered: base64 wrapped over several lines (the `base64` tool wraps at
- * 76 columns), so the part of a wrapped encoding of a value longer than about
- * 54 bytes that sits before the line break is not masked; any encoding not
- * listed above (hex, gzip, a templating engine's own escaping).
+ * Wrapped encodings: the encoded forms are not enumerated per wrap width and
+ * column (3 alignments × 140 column offsets × 2 line ends would multiply the
+ * automaton by 840, and for a long value every one of those forms is long).
+ * Instead the encoded forms live in their own automata, each run over a view
+ * of the text in which a line break between two symbols is not there: for
+ * base64 one line end (LF, CRLF, or JSON's `\n` / `\r\n`), for hex also up to
+ * two blanks on each side of it or between two bytes (`od` starts each line
+ * with one, `hexdump -C` puts two in the middle of a line). The automata grow
+ * only with the values, the view catches any wrap width, and a longer run of
+ * separators (a blank line, an indented block) still ends a match. A masked
+ * span that crosses line ends keeps them: each line's part becomes one mask,
+ * so the output has the same lines as the input.
+ *
+ * The three passes run one after the other on the stream: base64, hex, then
+ * the textual forms. The encoded passes go first because a short textual value
+ * (`ok`) occurs by chance inside base64 text, and masking it first would cut
+ * the base64 form of a longer value in two, leaving both halves readable.
+ *
+ * Not covered: base64 or hex with other separators (indentation, Ansible's
+ * `stdout_lines` list, `hexdump -C` and plain `xxd` with their offset columns,
+ * `od -x` and `hexdump` without a format, which swap the bytes of each word),
+ * and any encoding not listed above (gzip, a templating engine's own escaping).
+ * A custom mask made of base64, hex or value characters can itself be matched
+ * by a later pass next to other text; the default mask cannot.
  *
  * A value made only of mask characters could in theory be rebuilt from two
  * adjacent masks; such a value says nothing beyond the mask itself.
@@ -77,6 +110,8 @@ export const REDACTOR_FAILED = 'output withheld: the redactor failed';
 
 /** Base64 fragments are only masked when at least this long: a 2-char fragment would match everywhere. */
 const MIN_ENCODED_LENGTH = 4;
+/** Hex forms are only masked for values of at least this many bytes (24 bits, as a 4-character base64 fragment). */
+const MIN_HEX_BYTES = 3;
 
 /** Secrets compiled into one matcher, from which any number of redactors are made. */
 export interface CompiledRedaction {
@@ -98,20 +133,40 @@ export interface CompiledRedaction {
  * compiled.redact('pw=hunter22'); // 'pw=********'
  */
 export function compileRedaction(secrets: readonly string[]): CompiledRedaction {
-  const patterns = redactionPatterns(secrets);
-  if (patterns.length === 0) {
-    return {
-      redactor: () => ({ push: (chunk) => chunk, flush: () => '' }),
-      redact: (text) => text,
-    };
-  }
-  const automaton = buildAutomaton(patterns);
-  const redactor = (mask: string = DEFAULT_MASK): Redactor => scanner(automaton, mask);
+  const { base64, hex } = encodedPatterns(secrets);
+  const passes = [
+    { patterns: base64, view: BASE64_VIEW },
+    { patterns: hex, view: HEX_VIEW },
+    { patterns: redactionPatterns(secrets), view: undefined },
+  ]
+    .filter(({ patterns }) => patterns.length > 0)
+    .map(({ patterns, view }) => ({ automaton: buildAutomaton(patterns), view }));
+  const redactor = (mask: string = DEFAULT_MASK): Redactor =>
+    passes
+      .map(({ automaton, view }) =>
+        view === undefined ? scanner(automaton, mask) : viewScanner(automaton, view, mask),
+      )
+      .reduce<Redactor>(chain, { push: (chunk) => chunk, flush: () => '' });
   return {
     redactor,
     redact: (text, mask) => {
       const r = redactor(mask);
       return r.push(text) + r.flush();
+    },
+  };
+}
+
+/**
+ * `second` applied to what `first` returns. Each is chunk-safe on its own, so
+ * the pair is: `first` returns the same text for any chunking, `second` then
+ * sees the same text, only cut differently.
+ */
+function chain(first: Redactor, second: Redactor): Redactor {
+  return {
+    push: (chunk) => second.push(first.push(chunk)),
+    flush: () => {
+      const rest = first.flush();
+      return second.push(rest) + second.flush();
     },
   };
 }
@@ -163,7 +218,10 @@ export function safeRedactor(
 
 // ---------------------------------------------------------------- forms
 
-/** Every form of every value that is masked, longest first, without duplicates. */
+/**
+ * Every textual form of every value that is masked, longest first, without
+ * duplicates (the encoded forms are in {@link encodedPatterns}).
+ */
 export function redactionPatterns(secrets: readonly string[]): readonly string[] {
   const forms = new Set<string>();
   const addValue = (value: string): void => {
@@ -186,18 +244,43 @@ export function redactionPatterns(secrets: readonly string[]): readonly string[]
     if (/[\r\n]/.test(secret)) {
       for (const line of secret.split(/\r\n|\r|\n/)) addValue(line.trim());
     }
-    for (const value of new Set([secret, trimmed])) {
+  }
+  return longestFirst(forms);
+}
+
+/**
+ * The encoded forms of every value, longest first, each as it reads in its
+ * view of the text (line breaks removed, `\/` read as `/`): base64 fragments
+ * in both alphabets, and hex in lower and upper case.
+ */
+export function encodedPatterns(secrets: readonly string[]): {
+  base64: readonly string[];
+  hex: readonly string[];
+} {
+  const base64 = new Set<string>();
+  const hex = new Set<string>();
+  for (const secret of secrets) {
+    if (!longEnough(secret)) continue;
+    for (const value of new Set([secret, secret.trim()])) {
       if (!longEnough(value)) continue;
-      for (const b64 of base64Forms(value)) {
+      const bytes = new TextEncoder().encode(value);
+      for (const b64 of base64Forms(bytes)) {
         if (b64.length < MIN_ENCODED_LENGTH) continue;
-        forms.add(b64);
-        forms.add(b64.replaceAll('+', '-').replaceAll('/', '_'));
-        forms.add(b64.replaceAll('/', '\\/'));
+        base64.add(b64);
+        base64.add(b64.replaceAll('+', '-').replaceAll('/', '_'));
+      }
+      if (bytes.length >= MIN_HEX_BYTES) {
+        const digits = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+        hex.add(digits);
+        hex.add(digits.toUpperCase());
       }
     }
   }
-  return [...forms].sort((a, b) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0));
+  return { base64: longestFirst(base64), hex: longestFirst(hex) };
 }
+
+const longestFirst = (forms: Set<string>): string[] =>
+  [...forms].sort((a, b) => b.length - a.length || (a < b ? -1 : a > b ? 1 : 0));
 
 function longEnough(value: string): boolean {
   if (value.length >= 2 * MIN_SECRET_LENGTH) return true;
@@ -277,8 +360,7 @@ function urlForms(value: string): string[] {
  * encoded on its own (without `=` padding, so it also matches when more
  * text follows it in the encoded input).
  */
-function base64Forms(value: string): string[] {
-  const bytes = new TextEncoder().encode(value);
+function base64Forms(bytes: Uint8Array): string[] {
   const forms: string[] = [];
   for (let offset = 0; offset < 3; offset++) {
     const padded = new Uint8Array(offset + bytes.length + 2);
@@ -324,6 +406,8 @@ interface Automaton {
   readonly outLen: Int32Array;
   /** Depth of the longest suffix state that can still grow into a longer pattern. */
   readonly live: Int32Array;
+  /** Length of the longest pattern. */
+  readonly longest: number;
 }
 
 /** Dense rows go to states up to this depth, within {@link DENSE_BUDGET} cells. */
@@ -427,7 +511,8 @@ function buildAutomaton(patterns: readonly string[]): Automaton {
     const t = dense[i]!;
     dense[i] = t < denseStates && outLen[t] === 0 ? t * classes : ~t;
   }
-  return { classOf, classes, denseStates, dense, deep, fail, outLen, live };
+  const longest = patterns.reduce((max, p) => Math.max(max, p.length), 0);
+  return { classOf, classes, denseStates, dense, deep, fail, outLen, live, longest };
 }
 
 function scanner(a: Automaton, mask: string): Redactor {
@@ -507,6 +592,203 @@ function scanner(a: Automaton, mask: string): Redactor {
     if (final) return { out: out + text.slice(plainFrom), rest: '' };
     // A pending match was not committed, so a pattern in progress starts at or before it: hold from there.
     const holdFrom = Math.max(plainFrom, n - live[s]!);
+    return { out: out + text.slice(plainFrom, holdFrom), rest: text.slice(holdFrom) };
+  };
+
+  return {
+    push(chunk) {
+      if (chunk.length === 0) return '';
+      const { out, rest } = scan(held + chunk, false);
+      held = rest;
+      return out;
+    },
+    flush() {
+      const { out } = scan(held, true);
+      held = '';
+      return out;
+    },
+  };
+}
+
+// ---------------------------------------------------------------- encoded views
+
+/** How an encoded pass reads the text: what it skips between two symbols. */
+interface View {
+  /** Up to two blanks (space, tab) around a line end or on their own: hex dumps separate bytes. */
+  readonly blanks: boolean;
+  /** `\/` is read as `/` (JSON may escape it). */
+  readonly slashEscape: boolean;
+}
+
+const BASE64_VIEW: View = { blanks: false, slashEscape: true };
+const HEX_VIEW: View = { blanks: true, slashEscape: false };
+
+const TAB = 0x09;
+const LF = 0x0a;
+const CR = 0x0d;
+const SPACE = 0x20;
+const SLASH = 0x2f;
+const BACKSLASH = 0x5c;
+const LOWER_N = 0x6e;
+const LOWER_R = 0x72;
+const MAX_BLANKS = 2;
+/** {@link gapEnd}: the text ends before the gap is decided. */
+const MORE = -2;
+/** {@link gapEnd}: what starts here is no gap; it ends the match in progress. */
+const BREAK = -1;
+
+const isBlank = (c: number): boolean => c === SPACE || c === TAB;
+
+/**
+ * Where the gap starting at `j` ends: blanks (if the view allows them), at
+ * most one line end (LF, CRLF, JSON's `\n` or `\r\n`), blanks, and then a
+ * symbol, which must follow so that gaps cannot be chained into an unbounded
+ * run. Returns {@link MORE} or {@link BREAK} instead of a position.
+ */
+function gapEnd(text: string, j: number, view: View, classOf: Int32Array): number {
+  const n = text.length;
+  const blanks = (from: number): number => {
+    let k = from;
+    while (k < n && k - from < MAX_BLANKS && view.blanks && isBlank(text.charCodeAt(k))) k++;
+    return k;
+  };
+  let k = blanks(j);
+  if (k >= n) return MORE;
+  const c = text.charCodeAt(k);
+  let lineEnd = 0;
+  if (c === LF) {
+    lineEnd = 1;
+  } else if (c === CR) {
+    if (k + 1 >= n) return MORE;
+    if (text.charCodeAt(k + 1) === LF) lineEnd = 2;
+  } else if (c === BACKSLASH) {
+    if (k + 1 >= n) return MORE;
+    const d = text.charCodeAt(k + 1);
+    if (d === LOWER_N) {
+      lineEnd = 2;
+    } else if (d === LOWER_R) {
+      if (k + 3 >= n) return MORE;
+      if (text.charCodeAt(k + 2) === BACKSLASH && text.charCodeAt(k + 3) === LOWER_N) lineEnd = 4;
+    }
+  }
+  if (lineEnd > 0) k = blanks(k + lineEnd);
+  if (k === j) return BREAK;
+  if (k >= n) return MORE;
+  const next = text.charCodeAt(k);
+  if (classOf[next] !== 0) return k;
+  if (next === BACKSLASH && view.slashEscape && classOf[SLASH] !== 0) {
+    if (k + 1 >= n) return MORE;
+    return text.charCodeAt(k + 1) === SLASH ? k : BREAK;
+  }
+  return BREAK;
+}
+
+/** A masked span keeps its line ends (and the blanks around them): each line's part becomes one mask. */
+const LINE_END_IN_SPAN = /([ \t]*(?:\r\n|\n|\\r\\n|\\n)[ \t]*)/;
+
+function maskSpan(span: string, mask: string): string {
+  return span
+    .split(LINE_END_IN_SPAN)
+    .map((part, i) => (i % 2 === 0 ? mask : part))
+    .join('');
+}
+
+/**
+ * The scanner of {@link scanner}, reading symbols of a {@link View} instead
+ * of characters: a gap is skipped without a state change while a pattern is
+ * in progress, and `\/` is one symbol. Positions of the last symbols are kept
+ * in a ring so that a match, and the held-back tail, map back to the text.
+ * (No dense hot loop here: base64 text keeps the automaton off its root, so
+ * the hot loop's condition would rarely hold.)
+ */
+function viewScanner(a: Automaton, view: View, mask: string): Redactor {
+  const { classOf, fail, outLen, live, classes, denseStates, dense, deep } = a;
+  let size = 1;
+  while (size < a.longest + 2) size *= 2;
+  const wrap = size - 1;
+  const starts = new Int32Array(size);
+  const ends = new Int32Array(size);
+  const slashClass = classOf[SLASH]!;
+  let held = '';
+
+  const step = (from: number, cls: number): number => {
+    let s = from;
+    for (;;) {
+      if (s < denseStates) {
+        const v = dense[s * classes + cls]!;
+        return v >= 0 ? v / classes : ~v;
+      }
+      const t = deep.get(s * classes + cls);
+      if (t !== undefined) return t;
+      s = fail[s]!;
+    }
+  };
+
+  const scan = (text: string, final: boolean): { out: string; rest: string } => {
+    let out = '';
+    let plainFrom = 0;
+    let s = 0;
+    let j = 0;
+    /** Symbols read so far; symbol k sits at text[starts[k & wrap], ends[k & wrap]). */
+    let k = 0;
+    let candStart = -1;
+    let candEnd = -1;
+    const n = text.length;
+    for (;;) {
+      if (j < n) {
+        const c = text.charCodeAt(j);
+        let cls = classOf[c]!;
+        let width = 1;
+        if (cls === 0 && c === BACKSLASH && view.slashEscape && slashClass !== 0) {
+          if (j + 1 >= n && !final) break;
+          if (text.charCodeAt(j + 1) === SLASH) {
+            cls = slashClass;
+            width = 2;
+          }
+        }
+        if (
+          cls === 0 &&
+          s !== 0 &&
+          live[s]! > 0 &&
+          (c === LF || c === CR || c === BACKSLASH || (view.blanks && isBlank(c)))
+        ) {
+          const g = gapEnd(text, j, view, classOf);
+          if (g === MORE && !final) break;
+          if (g >= 0) {
+            j = g;
+            continue;
+          }
+        }
+        starts[k & wrap] = j;
+        j += width;
+        ends[k & wrap] = j;
+        k++;
+        s = cls === 0 ? 0 : step(s, cls);
+      } else if (candStart < 0 || !final) {
+        break;
+      }
+      const m = outLen[s]!;
+      if (m !== 0) {
+        const start = k - m;
+        if (candStart < 0 || start < candStart) {
+          candStart = start;
+          candEnd = k;
+        } else if (start === candStart) {
+          candEnd = k;
+        }
+      }
+      if (candStart < 0 || (k - live[s]! <= candStart && (j < n || !final))) continue;
+      const from = starts[candStart & wrap]!;
+      const to = ends[(candEnd - 1) & wrap]!;
+      out += text.slice(plainFrom, from) + maskSpan(text.slice(from, to), mask);
+      plainFrom = to;
+      j = to;
+      s = 0;
+      candStart = -1;
+    }
+    if (final) return { out: out + text.slice(plainFrom), rest: '' };
+    // Hold from the first symbol of the pattern in progress, or from where reading stopped for want of text.
+    const holdFrom = Math.max(plainFrom, live[s]! > 0 ? starts[(k - live[s]!) & wrap]! : j);
     return { out: out + text.slice(plainFrom, holdFrom), rest: text.slice(holdFrom) };
   };
 
