@@ -40,3 +40,39 @@ export function oracleRedact(secrets: readonly string[], text: string, mask: str
 }
 
 const escapeRegex = (p: string): string => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The bytes a reader can decode from redacted dump output, where the byte
+ * grid is known: each line of `base64` output starts and ends on a 4-character
+ * group (64 and 76 are multiples of 4; the last line is padded), and each line
+ * of hex output on a byte. So a line's text before its first mask decodes
+ * from the line start, and its text after its last mask decodes backwards
+ * from the line end, both on the true grid: every byte returned is a byte of
+ * the input whose bits are all visible. Text between two masks on one line has
+ * no known grid and is returned undecoded in `between`.
+ */
+export function readableBytes(
+  output: string,
+  encoding: 'base64' | 'hex',
+  mask: string = DEFAULT_MASK,
+): { bytes: Buffer; between: string[] } {
+  const group = encoding === 'base64' ? 4 : 2;
+  // Node decodes a partial group to the bytes its characters cover completely, and stops hex at an odd digit.
+  const decode = (text: string): Buffer => Buffer.from(text.replace(/[ \t]/g, ''), encoding);
+  const fromEnd = (text: string): Buffer => {
+    const symbols = text.replace(/[ \t]/g, '');
+    return Buffer.from(symbols.slice(symbols.length % group), encoding);
+  };
+  const bytes: Buffer[] = [];
+  const between: string[] = [];
+  for (const line of output.split(/\r?\n/)) {
+    const parts = line.split(mask);
+    if (parts.length === 1) {
+      bytes.push(decode(line));
+      continue;
+    }
+    bytes.push(decode(parts[0] ?? ''), fromEnd(parts[parts.length - 1] ?? ''));
+    between.push(...parts.slice(1, -1).filter((p) => p !== ''));
+  }
+  return { bytes: Buffer.concat(bytes), between };
+}

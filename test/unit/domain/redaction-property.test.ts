@@ -6,7 +6,7 @@ import {
   redactAll,
   redactionPatterns,
 } from '../../../shared/domain/redaction.ts';
-import { oracleRedact } from '../../support/redaction-oracle.ts';
+import { oracleRedact, readableBytes } from '../../support/redaction-oracle.ts';
 
 /**
  * Property tests of the redactor against forms computed here, independently
@@ -205,6 +205,121 @@ describe('redactor properties', () => {
           expect(streamThrough(withShort, chunked(text, sizes))).toBe(redactAll(text, secrets));
         },
       ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+/**
+ * Wrapped dumps. "Caught" means: no byte of the secret can be read back from
+ * the redacted output where its byte grid is known — before the first and
+ * after the last mask of every line (see readableBytes) — and nothing is left
+ * between two masks. The secret's characters and the surrounding text use
+ * disjoint sets of bytes, so a readable secret byte is a leak and never a
+ * coincidence: N = 1 byte, the strictest bound there is. It holds because a
+ * mask covers every character that depends only on the secret's bytes; the
+ * characters at the edges of a base64 mask carry 2 or 4 bits of the first or
+ * last secret byte, never a whole one. Secrets are 6 characters or more: every
+ * base64 form is then at least 8 characters and every hex form 12 digits, so a
+ * form of the secret appearing in the surrounding text by chance (which would
+ * mask more, and fail the unchanged-text property) is out of reach (64⁻⁸).
+ */
+const secretDumpChar = fc.constantFrom(...'ABCDEFGHJKMNPQRSTUVWXYZ0123456789éü🔑'.split(/(?:)/u));
+const noiseDumpChar = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz .:=-_\n'.split(''));
+const secretDumpArb = fc.string({ unit: secretDumpChar, minLength: 6, maxLength: 40 });
+const noiseDumpArb = fc.string({ unit: noiseDumpChar, maxLength: 90 });
+const secretBytes = (secret: string): Set<number> => new Set(utf8(secret));
+
+type Dump =
+  | { readonly kind: 'base64'; readonly width: 64 | 76; readonly crlf: boolean }
+  | { readonly kind: 'hex-plain'; readonly upper: boolean; readonly crlf: boolean }
+  | { readonly kind: 'hex-od'; readonly upper: boolean; readonly crlf: boolean };
+
+const dumpArb: fc.Arbitrary<Dump> = fc.oneof(
+  fc.record({
+    kind: fc.constant('base64' as const),
+    width: fc.constantFrom(64 as const, 76 as const),
+    crlf: fc.boolean(),
+  }),
+  fc.record({
+    kind: fc.constantFrom('hex-plain' as const, 'hex-od' as const),
+    upper: fc.boolean(),
+    crlf: fc.boolean(),
+  }),
+);
+
+/** `base64 -w W`, `xxd -p` (60 digits a line) and `od -An -tx1` (16 bytes a line, each after a space), computed here. */
+function dump(bytes: Buffer, how: Dump): string {
+  const lines = (text: string, width: number): string[] =>
+    text.match(new RegExp(`.{1,${width}}`, 'gs')) ?? [];
+  let out: string[];
+  if (how.kind === 'base64') {
+    out = lines(bytes.toString('base64'), how.width);
+  } else {
+    const hex = how.upper ? bytes.toString('hex').toUpperCase() : bytes.toString('hex');
+    out =
+      how.kind === 'hex-plain' ? lines(hex, 60) : lines(hex, 32).map((line) => line.replace(/(..)/g, ' $1'));
+  }
+  return out.map((line) => `${line}${how.crlf ? '\r\n' : '\n'}`).join('');
+}
+
+const encodingOf = (how: Dump): 'base64' | 'hex' => (how.kind === 'base64' ? 'base64' : 'hex');
+
+describe('redactor properties: wrapped base64 and hex dumps', () => {
+  it('(e) leaves no byte of the secret readable, whatever the wrap, line end, alignment and chunking', () => {
+    fc.assert(
+      fc.property(
+        secretDumpArb,
+        noiseDumpArb,
+        noiseDumpArb,
+        dumpArb,
+        sizesArb,
+        (secret, before, after, how, sizes) => {
+          const text = dump(utf8(`${before}${secret}${after}`), how);
+
+          const out = streamThrough([secret], chunked(text, sizes));
+
+          const { bytes, between } = readableBytes(out, encodingOf(how));
+          const leaked = [...bytes].filter((b) => secretBytes(secret).has(b));
+          expect(leaked, `readable secret bytes in ${JSON.stringify(out)}`).toEqual([]);
+          expect(between).toEqual([]);
+          expect(out).toContain(DEFAULT_MASK);
+          // The dump keeps its lines: masks never join two of them.
+          expect(out.split('\n').length).toBe(text.split('\n').length);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('(f) gives the oracle’s output for every chunking', () => {
+    fc.assert(
+      fc.property(
+        secretDumpArb,
+        fc.array(fc.tuple(noiseDumpArb, dumpArb, fc.boolean()), { minLength: 1, maxLength: 3 }),
+        fc.array(sizesArb, { minLength: 2, maxLength: 3 }),
+        (secret, blocks, chunkings) => {
+          // Several dumps, each of some text with or without the secret, in one stream.
+          const text = blocks
+            .map(([noise, how, withSecret]) => dump(utf8(withSecret ? noise + secret : noise), how))
+            .join('x=\n');
+          const expected = oracleRedact([secret], text);
+
+          expect(redactAll(text, [secret])).toBe(expected);
+          for (const sizes of chunkings) expect(streamThrough([secret], chunked(text, sizes))).toBe(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('(g) passes a dump of text without the secret through unchanged', () => {
+    fc.assert(
+      fc.property(secretDumpArb, noiseDumpArb, dumpArb, sizesArb, (secret, noise, how, sizes) => {
+        const text = dump(utf8(noise), how);
+
+        expect(streamThrough([secret], chunked(text, sizes))).toBe(text);
+      }),
       { numRuns: 300 },
     );
   });
