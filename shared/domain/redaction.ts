@@ -696,10 +696,10 @@ function maskSpan(span: string, mask: string): string {
 /**
  * The scanner of {@link scanner}, reading symbols of a {@link View} instead
  * of characters: a gap is skipped without a state change while a pattern is
- * in progress, and `\/` is one symbol. Positions of the last symbols are kept
- * in a ring so that a match, and the held-back tail, map back to the text.
- * (No dense hot loop here: base64 text keeps the automaton off its root, so
- * the hot loop's condition would rarely hold.)
+ * in progress, and `\/` is one symbol. Where each of the last symbols starts
+ * is kept in a ring, so that a match, and the held-back tail, map back to the
+ * text. The hot loop is the one of {@link scanner}, left also for a
+ * character that may start a gap or an escape.
  */
 function viewScanner(a: Automaton, view: View, mask: string): Redactor {
   const { classOf, fail, outLen, live, classes, denseStates, dense, deep } = a;
@@ -707,8 +707,17 @@ function viewScanner(a: Automaton, view: View, mask: string): Redactor {
   while (size < a.longest + 2) size *= 2;
   const wrap = size - 1;
   const starts = new Int32Array(size);
-  const ends = new Int32Array(size);
   const slashClass = classOf[SLASH]!;
+  const slashEscape = view.slashEscape && slashClass !== 0;
+  // 1: may start a gap (only matters while a pattern is in progress); 2: may start `\/` (matters everywhere).
+  const special = new Uint8Array(128);
+  special[LF] = 1;
+  special[CR] = 1;
+  special[BACKSLASH] = slashEscape ? 2 : 1;
+  if (view.blanks) {
+    special[SPACE] = 1;
+    special[TAB] = 1;
+  }
   let held = '';
 
   const step = (from: number, cls: number): number => {
@@ -729,29 +738,56 @@ function viewScanner(a: Automaton, view: View, mask: string): Redactor {
     let plainFrom = 0;
     let s = 0;
     let j = 0;
-    /** Symbols read so far; symbol k sits at text[starts[k & wrap], ends[k & wrap]). */
+    /** Symbols read so far; symbol k starts at text[starts[k & wrap]]. */
     let k = 0;
     let candStart = -1;
     let candEnd = -1;
     const n = text.length;
     for (;;) {
-      if (j < n) {
+      let read = false;
+      if (candStart < 0 && s < denseStates && j < n) {
+        // Hot loop: no match pending, shallow states, one character per symbol.
+        let row = s * classes;
+        let hit = -1;
+        while (j < n) {
+          const c = text.charCodeAt(j);
+          const cls = classOf[c]!;
+          if (cls === 0 && c < 128) {
+            const sp = special[c]!;
+            if (sp === 2 || (sp === 1 && row !== 0)) break;
+          }
+          const v = dense[row + cls]!;
+          starts[k & wrap] = j;
+          j++;
+          k++;
+          if (v < 0) {
+            hit = ~v;
+            break;
+          }
+          row = v;
+        }
+        if (hit >= 0) {
+          s = hit;
+          read = true;
+        } else {
+          s = row / classes;
+          if (j >= n) continue;
+        }
+      }
+      if (read) {
+        // The hot loop read a symbol into a state it does not handle.
+      } else if (j < n) {
         const c = text.charCodeAt(j);
         let cls = classOf[c]!;
         let width = 1;
-        if (cls === 0 && c === BACKSLASH && view.slashEscape && slashClass !== 0) {
+        if (cls === 0 && c === BACKSLASH && slashEscape) {
           if (j + 1 >= n && !final) break;
           if (text.charCodeAt(j + 1) === SLASH) {
             cls = slashClass;
             width = 2;
           }
         }
-        if (
-          cls === 0 &&
-          s !== 0 &&
-          live[s]! > 0 &&
-          (c === LF || c === CR || c === BACKSLASH || (view.blanks && isBlank(c)))
-        ) {
+        if (cls === 0 && s !== 0 && live[s]! > 0 && c < 128 && special[c] !== 0) {
           const g = gapEnd(text, j, view, classOf);
           if (g === MORE && !final) break;
           if (g >= 0) {
@@ -761,7 +797,6 @@ function viewScanner(a: Automaton, view: View, mask: string): Redactor {
         }
         starts[k & wrap] = j;
         j += width;
-        ends[k & wrap] = j;
         k++;
         s = cls === 0 ? 0 : step(s, cls);
       } else if (candStart < 0 || !final) {
@@ -779,7 +814,9 @@ function viewScanner(a: Automaton, view: View, mask: string): Redactor {
       }
       if (candStart < 0 || (k - live[s]! <= candStart && (j < n || !final))) continue;
       const from = starts[candStart & wrap]!;
-      const to = ends[(candEnd - 1) & wrap]!;
+      const last = starts[(candEnd - 1) & wrap]!;
+      // A match ends on a pattern symbol: `\/` if it starts with a backslash, else one character.
+      const to = last + (text.charCodeAt(last) === BACKSLASH ? 2 : 1);
       out += text.slice(plainFrom, from) + maskSpan(text.slice(from, to), mask);
       plainFrom = to;
       j = to;
