@@ -136,8 +136,8 @@ export const TEST: readonly Prerequisite[] = [
   },
   {
     name: 'coreutils, bash, dash',
-    why: 'the shell and the tools the tests script with',
-    commands: ['sh', 'bash', 'sleep', 'sha1sum', 'cat', 'rm', 'id', 'true'],
+    why: 'the shell and the tools the tests script with (base64 and od make the wrapped dumps redaction must catch)',
+    commands: ['sh', 'bash', 'sleep', 'sha1sum', 'cat', 'rm', 'id', 'true', 'base64', 'od'],
     packages: { apt: ['coreutils', 'bash', 'dash'] },
   },
   {
