@@ -302,6 +302,8 @@ function parameters(schema: z.ZodObject | undefined, where: 'path' | 'query'): J
     name,
     in: where,
     required: where === 'path' || (json.required ?? []).includes(name),
+    // Documentation tools show a parameter's own description, not its schema's.
+    ...(typeof property.description === 'string' ? { description: property.description } : {}),
     schema: property,
   }));
 }
@@ -403,6 +405,9 @@ function build(): JsonObject {
       description:
         'Runs infrastructure jobs on the machine that can reach their target. Every route but /healthz and /openapi.json needs a bearer token. Errors are RFC 9457 problem+json with a stable `type` (listed in `x-problem-types`).',
     },
+    // Relative: resolved against wherever this document was fetched, which is the API itself in both
+    // modes (local mode's listener, or the HTTP API's $default stage, which has no path prefix).
+    servers: [{ url: '/', description: 'The API that serves this document' }],
     tags: [
       { name: 'targets', description: 'The target registry' },
       { name: 'runs', description: 'Single runs, their output and cancellation' },

@@ -21,7 +21,14 @@ import {
 import type { Run } from '../../domain/run.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { BackendStatus, Launcher, LaunchRequest } from '../../ports/launcher.ts';
-import type { LogLineInput, LogPage, LogStore } from '../../ports/log-store.ts';
+import {
+  LOG_PAGE_DEFAULT_LINES,
+  LOG_PAGE_MAX_LINES,
+  type LogLineInput,
+  type LogPage,
+  type LogStore,
+  logPageSize,
+} from '../../ports/log-store.ts';
 import { withRetry } from '../retry.ts';
 import { isTransient, kubeError, retryAfterMs, statusOf } from './errors.ts';
 import {
@@ -181,7 +188,7 @@ export interface KubernetesLauncherOptions {
   readonly stuckAfterSeconds?: number;
   /** uid and gid of the runner container (default 10001, the runner images' `USER`). */
   readonly runAsUser?: number;
-  /** Most lines one `logs` call returns (default 500). */
+  /** Most lines one `logs` call returns, below the `limit` a caller asks for (tests use small pages). */
   readonly pageLines?: number;
   /** Timeout of one API request (default 30 s). */
   readonly requestTimeoutMs?: number;
@@ -382,22 +389,26 @@ export class KubernetesLauncher implements Launcher {
    * while it runs (an earlier attempt's lines are in the archive), the whole
    * archive once it is gone.
    */
-  async logs(handle: string, run: Run, cursor?: string): Promise<LogPage> {
+  async logs(handle: string, run: Run, cursor?: string, limit?: number): Promise<LogPage> {
     const h = this.#parse(handle);
+    const size = Math.min(
+      logPageSize(limit) ?? LOG_PAGE_DEFAULT_LINES,
+      this.#o.pageLines ?? LOG_PAGE_MAX_LINES,
+    );
     const at = cursor === undefined ? undefined : decodeLogCursor(cursor);
-    if (at?.kind === 'archive') return this.#archivePage(run.id, at.cursor);
+    if (at?.kind === 'archive') return this.#archivePage(run.id, at.cursor, size);
 
     if (at !== undefined && at.attempt !== h.attempt) {
       const earlier = podNameFor({ runId: run.id, attempt: at.attempt });
-      const page = await this.#archiveAfter(run.id, h.namespace, earlier, at.attempt, at.position);
+      const page = await this.#archiveAfter(run.id, h.namespace, earlier, at.attempt, at.position, size);
       if (page !== undefined) return page;
     }
     const position = at !== undefined && at.attempt === h.attempt ? at.position : START;
-    const live = await this.#livePage(h, position);
+    const live = await this.#livePage(h, position, size);
     if (live !== undefined) return live;
     // The pod is gone. From the start: the whole archive, every attempt behind its marker.
-    if (at === undefined) return this.#archivePage(run.id, undefined);
-    const archived = await this.#archiveAfter(run.id, h.namespace, h.pod, h.attempt, position);
+    if (at === undefined) return this.#archivePage(run.id, undefined, size);
+    const archived = await this.#archiveAfter(run.id, h.namespace, h.pod, h.attempt, position, size);
     if (archived !== undefined) return archived;
     // Gone without a trace in the archive: nothing more will come from this pod.
     return { lines: [], nextCursor: encodeLogCursor({ kind: 'pod', attempt: h.attempt, position }) };
@@ -627,10 +638,10 @@ export class KubernetesLauncher implements Launcher {
   // ---- logs -----------------------------------------------------------------
 
   /** One page of the pod's log after `position`; undefined when the pod is gone. */
-  async #livePage(h: KubernetesHandle, position: LogPosition): Promise<LogPage | undefined> {
+  async #livePage(h: KubernetesHandle, position: LogPosition, size: number): Promise<LogPage | undefined> {
     const read = await this.#readLog(h, position, { final: false });
     if (read === 'gone') return undefined;
-    const lines = read === 'not-started' ? [] : read.lines.slice(0, this.#o.pageLines ?? 500);
+    const lines = read === 'not-started' ? [] : read.lines.slice(0, size);
     const next = advance(position, lines);
     return {
       lines: lines.map((line, i) => ({
@@ -643,8 +654,8 @@ export class KubernetesLauncher implements Launcher {
     };
   }
 
-  async #archivePage(runId: string, cursor: string | undefined): Promise<LogPage> {
-    const page = await this.#o.archive.read(runId, cursor === undefined ? {} : { cursor });
+  async #archivePage(runId: string, cursor: string | undefined, limit: number): Promise<LogPage> {
+    const page = await this.#o.archive.read(runId, cursor === undefined ? { limit } : { cursor, limit });
     return { lines: page.lines, nextCursor: encodeLogCursor({ kind: 'archive', cursor: page.nextCursor }) };
   }
 
@@ -655,10 +666,11 @@ export class KubernetesLauncher implements Launcher {
     pod: string,
     attempt: number,
     position: LogPosition,
+    limit: number,
   ): Promise<LogPage | undefined> {
     const scan = await scanArchive(this.#o.archive, runId, markerText(namespace, pod, attempt), position);
     if (!scan.found || scan.resume === undefined) return undefined;
-    return this.#archivePage(runId, scan.resume.cursor);
+    return this.#archivePage(runId, scan.resume.cursor, limit);
   }
 
   /**
