@@ -110,7 +110,11 @@ export const SettingsSchema = z
     // Asset storage. The active backend is where POST /assets writes and runs read; unset, local mode
     // uses the local filesystem and a deployed stack its S3 bucket. In-cloud tasks get a read URL.
     storage_backend: z.enum(STORAGE_BACKENDS).optional(),
-    local_storage_path: text().default('examples/playbooks'),
+    /**
+     * The local backend's root. Unset: `<REMOTE_WORKER_DATA_DIR>/assets`, seeded with the examples on first
+     * start (shared/local-mode/asset-root.ts), so uploads never land in the source tree.
+     */
+    local_storage_path: text().optional(),
     /** S3 bucket (and key prefix) of the s3 backend; a deployed stack sets its own bucket. */
     asset_s3_bucket: text().optional(),
     asset_s3_prefix: z.string().optional(),

@@ -250,7 +250,7 @@ const ROUTE_DOCS = {
   'POST /assets': {
     operationId: 'uploadAsset',
     summary: 'Upload a playbook, script or package to the active storage backend',
-    description: `\`contentBase64\` decodes to at most ${MAX_ASSET_BYTES} bytes. Paths are relative, \`/\`-separated, with no \`..\` or hidden segments, ending in .yml, .yaml, .sh, .ps1, .rpm or .deb.`,
+    description: `\`contentBase64\` decodes to at most ${MAX_ASSET_BYTES} bytes. Empty content is refused. Paths are relative, \`/\`-separated, with no \`..\` or hidden segments, printable characters only (no control, bidirectional or invisible format characters), ending in .yml, .yaml, .sh, .ps1, .rpm or .deb.`,
     tag: 'assets',
     body: 'UploadAssetRequest',
     responses: {

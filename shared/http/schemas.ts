@@ -101,7 +101,8 @@ export type SubmitBatchBody = z.infer<typeof SubmitBatchBody>;
  */
 export const UploadAssetBody = z.strictObject({
   path: z.string().min(1).max(MAX_ASSET_PATH_LENGTH),
-  contentBase64: z.base64(),
+  // An empty file is almost always a failed read on the client's side, and runs as nothing at all.
+  contentBase64: z.base64().min(1, 'must not be empty: upload a file with content'),
   overwrite: z.boolean().default(false),
 });
 export type UploadAssetBody = z.infer<typeof UploadAssetBody>;

@@ -48,7 +48,6 @@ describe('loadSettings', () => {
       k8s_runner_image: 'dtzar/helm-kubectl',
       ansible_ecs_assign_public_ip: false,
       ansible_ssh_key_secret: 'AWS_KEY',
-      local_storage_path: 'examples/playbooks',
       local_executor: 'auto',
       local_docker_cli: 'docker',
       relay_concurrency: 3,
