@@ -231,16 +231,14 @@ describe('KubernetesLauncher against a fake Kubernetes API', () => {
       });
     });
 
-    it('names every setting that is not a valid Kubernetes name', () => {
-      const bad = settings({
-        KUBERNETES_NAMESPACE: 'Remote_Worker',
-        KUBERNETES_SERVICE_ACCOUNT: 'Task SA',
-        KUBERNETES_PULL_SECRETS: 'ok,Not OK',
-      });
-
+    it('never sees a bad Kubernetes name: loading the settings refuses each, naming its key', () => {
       let error: unknown;
       try {
-        kubernetesSettingsFrom(bad, {});
+        settings({
+          KUBERNETES_NAMESPACE: 'Remote_Worker',
+          KUBERNETES_SERVICE_ACCOUNT: 'Task SA',
+          KUBERNETES_PULL_SECRETS: 'ok,Not OK',
+        });
       } catch (e) {
         error = e;
       }
@@ -248,7 +246,7 @@ describe('KubernetesLauncher against a fake Kubernetes API', () => {
       expect((error as SettingsInvalidError).problems.map((p) => p.path)).toEqual([
         'kubernetes_namespace',
         'kubernetes_service_account',
-        'kubernetes_pull_secrets',
+        'kubernetes_pull_secrets.1',
       ]);
       expect((error as Error).message).toContain('Not OK is not a DNS-1123 subdomain name');
     });

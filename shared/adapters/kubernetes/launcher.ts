@@ -16,8 +16,8 @@ import {
   LauncherUnavailableError,
   LaunchRejectedError,
   RunnerNotConfiguredError,
-  SettingsInvalidError,
 } from '../../domain/errors.ts';
+import { isDnsLabel } from '../../domain/kubernetes-names.ts';
 import type { Run } from '../../domain/run.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { BackendStatus, Launcher, LaunchRequest } from '../../ports/launcher.ts';
@@ -35,8 +35,6 @@ import {
   attemptOf,
   configMapNameFor,
   formatKubernetesHandle,
-  isDnsLabel,
-  isDnsSubdomain,
   type KubernetesHandle,
   MANAGED_SELECTOR,
   parseKubernetesHandle,
@@ -110,8 +108,9 @@ type KubernetesSettingKeys =
   | 'cleanup_grace_seconds';
 
 /**
- * Read and check the `kubernetes_*` settings. Names must be valid Kubernetes
- * names (SettingsInvalidError lists each bad one). Without
+ * Read the `kubernetes_*` settings. Their shape (DNS-1123 names, a readable
+ * kubeconfig) is the settings schema's to check, at start-up in both modes
+ * (shared/config/settings.ts), so nothing here can be invalid. Without
  * `kubernetes_kubeconfig` the control plane must run in a cluster
  * (`KUBERNETES_SERVICE_HOST` in `env`, which the composition root passes);
  * otherwise the runner is not configured, refused with the seeds' message.
@@ -124,21 +123,7 @@ export function kubernetesSettingsFrom(
   settings: Pick<Settings, KubernetesSettingKeys>,
   env: Readonly<Record<string, string | undefined>>,
 ): KubernetesSettings {
-  const problems: { path: string; message: string }[] = [];
-  if (!isDnsLabel(settings.kubernetes_namespace)) {
-    problems.push({ path: 'kubernetes_namespace', message: 'must be a DNS-1123 label (a-z, 0-9, -; ≤ 63)' });
-  }
-  if (!isDnsSubdomain(settings.kubernetes_service_account)) {
-    problems.push({ path: 'kubernetes_service_account', message: 'must be a DNS-1123 subdomain name' });
-  }
   const pullSecrets = settings.kubernetes_pull_secrets ?? [];
-  for (const name of pullSecrets) {
-    if (!isDnsSubdomain(name)) {
-      problems.push({ path: 'kubernetes_pull_secrets', message: `${name} is not a DNS-1123 subdomain name` });
-    }
-  }
-  if (problems.length > 0) throw new SettingsInvalidError(problems);
-
   const path = settings.kubernetes_kubeconfig?.trim();
   let kubeconfig: KubernetesSettings['kubeconfig'];
   if (path !== undefined && path !== '') kubeconfig = { kind: 'file', path };
