@@ -31,6 +31,15 @@ const list = (item: z.ZodString) =>
     )
     .pipe(z.array(item));
 
+/**
+ * One id or several, comma-separated (how the seeds' `ansible_ecs_subnet_id` is written), each of a
+ * shape: a typo in a network id otherwise shows up only when the cloud refuses the first launch.
+ */
+const idList = (pattern: RegExp, example: string) =>
+  text().refine((value) => value.split(',').every((id) => id.trim() === '' || pattern.test(id.trim())), {
+    error: `must be ${example}, or several comma-separated`,
+  });
+
 const cidr = z.union([z.cidrv4(), z.cidrv6()], {
   error: 'must be an IPv4 or IPv6 CIDR such as 203.0.113.7/32',
 });
@@ -56,7 +65,10 @@ export const SettingsSchema = z
 
     // ECS plumbing shared by the Ansible and Kubernetes runners.
     ansible_ecs_cluster: text().optional(),
-    ansible_ecs_subnet_id: text().optional(),
+    ansible_ecs_subnet_id: idList(
+      /^subnet-[0-9a-f]+$/,
+      'a subnet id such as subnet-0123456789abcdef0',
+    ).optional(),
     // Checked for shape because a typo here only shows up as a failed RunTask much later.
     ansible_ecs_security_group_ids: list(
       z.string().regex(/^sg-[0-9a-f]{8,17}$/, 'must be a security group id such as sg-0123456789abcdef0'),
@@ -72,7 +84,10 @@ export const SettingsSchema = z
     ansible_ecs_log_group: text().optional(),
 
     // ACI plumbing.
-    ansible_aci_subnet_id: text().optional(),
+    ansible_aci_subnet_id: idList(
+      /^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.Network\/virtualNetworks\/[^/]+\/subnets\/[^/]+$/i,
+      'a subnet resource id (/subscriptions/…/resourceGroups/…/providers/Microsoft.Network/virtualNetworks/…/subnets/…)',
+    ).optional(),
     ansible_aci_acr_server: text().optional(),
     ansible_aci_acr_username: text().optional(),
     /** The NAME of the secret holding the registry password, never the password. */
@@ -85,7 +100,13 @@ export const SettingsSchema = z
     gcp_project_id: text().optional(),
     gcp_region: text().optional(),
     gcp_ansible_cloud_run_region: text().optional(),
-    gcp_ansible_vpc_connector: text().optional(),
+    /** A connector name (expanded in the run's project and region) or its full resource name. */
+    gcp_ansible_vpc_connector: text()
+      .regex(
+        /^(?:[a-z][-a-z0-9]{0,23}[a-z0-9]|projects\/[^/]+\/locations\/[^/]+\/connectors\/[a-z][-a-z0-9]{0,23}[a-z0-9])$/,
+        'must be a Serverless VPC Access connector name (a-z, 0-9, -; 2–25 characters) or projects/<p>/locations/<r>/connectors/<name>',
+      )
+      .optional(),
 
     // Kubernetes pod runner (one pod per run in a namespace the runner owns).
     // Names are checked here, not at the first Kubernetes run: the API server would refuse them only then.

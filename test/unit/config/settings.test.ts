@@ -439,6 +439,42 @@ describe('loadSettings: every setting checked at start-up, naming its key', () =
     expect(error.problems[0]?.message).toContain(`from env ${name}`);
   });
 
+  const ACI_SUBNET =
+    '/subscriptions/00000000-0000-4000-8000-000000000001/resourceGroups/net/providers/Microsoft.Network/virtualNetworks/vnet/subnets/aci-a';
+
+  it.each([
+    ['ANSIBLE_ECS_SUBNET_ID', 'subnet-0a1b2c3d,sg-0a1b2c3d', 'ansible_ecs_subnet_id'],
+    [
+      'ANSIBLE_ECS_SUBNET_ID',
+      'arn:aws:ec2:eu-west-1:123456789012:subnet/subnet-0a1b2c3d',
+      'ansible_ecs_subnet_id',
+    ],
+    ['ANSIBLE_ACI_SUBNET_ID', `${ACI_SUBNET},aci-b`, 'ansible_aci_subnet_id'],
+    ['GCP_ANSIBLE_VPC_CONNECTOR', 'RW_Connector', 'gcp_ansible_vpc_connector'],
+    ['GCP_ANSIBLE_VPC_CONNECTOR', 'projects/p/connectors/c', 'gcp_ansible_vpc_connector'],
+  ])('refuses a network id of the wrong shape: %s=%s', (name, value, path) => {
+    const error = loadError({ env: { [name]: value } });
+
+    expect(error.problems.map((p) => p.path)).toEqual([path]);
+    expect(error.problems[0]?.message).toContain(`from env ${name}`);
+  });
+
+  it('accepts the network ids the clouds hand out, alone or comma-separated', () => {
+    const settings = loadSettings({
+      env: {
+        ANSIBLE_ECS_SUBNET_ID: 'subnet-0a1b2c3d, subnet-0123456789abcdef0',
+        ANSIBLE_ACI_SUBNET_ID: ` ${ACI_SUBNET} ,${ACI_SUBNET.replace('aci-a', 'aci-b')},`,
+        GCP_ANSIBLE_VPC_CONNECTOR: 'rw-connector',
+      },
+    });
+
+    expect(settings.gcp_ansible_vpc_connector).toBe('rw-connector');
+    expect(
+      loadSettings({ env: { GCP_ANSIBLE_VPC_CONNECTOR: 'projects/p/locations/europe-west4/connectors/c1' } })
+        .gcp_ansible_vpc_connector,
+    ).toBe('projects/p/locations/europe-west4/connectors/c1');
+  });
+
   it('refuses a kubernetes_kubeconfig that names no file, naming the key instead of a bare ENOENT', () => {
     const missing = join(dir, 'no-such-kubeconfig.yaml');
 
