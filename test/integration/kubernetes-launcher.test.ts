@@ -700,6 +700,25 @@ describe('KubernetesLauncher against a fake Kubernetes API', () => {
       expect((await l.logs(handle, run, rest.cursor)).lines).toEqual([]);
     });
 
+    it('answers at most the limit asked for, from the live pod and from the archive', async () => {
+      const run = dispatchingRun();
+      const l = launcher();
+      const handle = await l.launch({ run, image: IMAGE });
+      const name = podOf(run);
+      api.start(name);
+      api.appendLog(name, ['line 1', 'line 2', 'line 3', 'line 4', 'line 5']);
+
+      const live = await l.logs(handle, run, undefined, 2);
+      const next = await l.logs(handle, run, live.nextCursor, 2);
+      api.finish(name, { exitCode: 0 });
+      await l.cleanup(handle, run);
+      const archived = await l.logs(handle, run, undefined, 3);
+
+      expect(live.lines.map((x) => x.text)).toEqual(['line 1', 'line 2']);
+      expect(next.lines.map((x) => x.text)).toEqual(['line 3', 'line 4']);
+      expect(archived.lines).toHaveLength(3);
+    });
+
     it('refuses a cursor it did not hand out', async () => {
       const run = dispatchingRun();
       await expect(
