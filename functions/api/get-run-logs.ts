@@ -6,7 +6,8 @@ import { IdParams, LogsQuery } from '../../shared/http/schemas.ts';
 import type { ApiDeps } from './deps.ts';
 
 /**
- * GET /runs/{id}/logs?cursor= — redacted output after `cursor` and the next
+ * GET /runs/{id}/logs?cursor=&limit= — at most `limit` lines (LOG_PAGE_MAX_LINES
+ * at most, on every backend) of redacted output after `cursor` and the next
  * cursor, read through the run's backend (relay store, CloudWatch Logs …).
  * `complete` tells a follower that the run has ended and nothing more
  * will arrive once this page is empty.
@@ -23,7 +24,7 @@ export const makeGetRunLogs = (deps: ApiDeps) =>
       const launcher = run.launch === undefined ? undefined : deps.launchers[run.launch.backend];
       const page =
         launcher !== undefined && handle !== undefined
-          ? await launcher.logs(handle, run, query.cursor)
+          ? await launcher.logs(handle, run, query.cursor, query.limit)
           : await deps.logs.read(run.id, {
               limit: query.limit,
               ...(query.cursor === undefined ? {} : { cursor: query.cursor }),

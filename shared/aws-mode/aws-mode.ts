@@ -19,6 +19,7 @@ import { BackendPoller, pollerOptionsFrom } from '../app/poll-backends.ts';
 import { type AwsDeps, buildAwsDeps } from '../composition/aws.ts';
 import { loadSettings } from '../config/settings.ts';
 import type { HttpHandler } from '../http/handler.ts';
+import { localAssetRoot } from '../local-mode/asset-root.ts';
 import { bearerAuthenticator, ensureToken } from '../local-mode/auth-token.ts';
 import { createApiServer } from '../local-mode/http-server.ts';
 import { QueuePump } from '../local-mode/queue-pump.ts';
@@ -153,12 +154,12 @@ export async function startAwsMode(options: AwsModeOptions = {}): Promise<AwsMod
   }
   for (const pump of pumps) pump.start();
 
-  // The on-prem relay agent, on this host: assets from local_storage_path, as local mode's relay.
+  // The on-prem relay agent, on this host: assets from the same root as local mode's relay.
   let relay: RelayAgent | undefined;
   if (relayUrl !== undefined && relayUrl !== '' && env.REMOTE_WORKER_RELAY !== '0') {
     const config = loadRelayConfig({
       RELAY_ID: 'aws-mode',
-      RELAY_ASSET_ROOT: resolve(cwd, settings.local_storage_path),
+      RELAY_ASSET_ROOT: await localAssetRoot({ settings, cwd, dataDir }),
       RELAY_WORK_DIR: join(dataDir, 'relay'),
       RELAY_POLL_WAIT_SECONDS: String(RECEIVE_WAIT_SECONDS),
       ...env,

@@ -25,7 +25,7 @@ export function lazyLauncher(backend: Runner, load: () => Promise<Launcher>): La
     backend,
     launch: async (request) => (await get()).launch(request),
     status: async (handle, run) => (await get()).status(handle, run),
-    logs: async (handle, run, cursor) => (await get()).logs(handle, run, cursor),
+    logs: async (handle, run, cursor, limit) => (await get()).logs(handle, run, cursor, limit),
     cancel: async (handle, run, graceSeconds) => (await get()).cancel(handle, run, graceSeconds),
     cleanup: async (handle, run) => (await get()).cleanup(handle, run),
   };

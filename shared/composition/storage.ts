@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
 import { LocalAssetStore } from '../adapters/local/asset-store.ts';
 import { S3AssetStore } from '../adapters/s3/asset-store.ts';
@@ -145,18 +144,19 @@ const REQUIRED_KEYS: Record<Exclude<StorageBackend, 'local'>, string> = {
 
 /**
  * Local mode's storage: the active backend (`storage_backend`, default the
- * local filesystem under `local_storage_path`) and, when it is local, the
+ * local filesystem under `assetRoot`, shared/local-mode/asset-root.ts) and, when it is local, the
  * first object store whose settings are complete (S3, then Azure Blob, then
  * GCS) as the place local assets are copied to for in-cloud runners.
  * A chosen object store without its settings stops start-up naming the keys.
  *
  * @example
- * const storage = buildLocalStorage({ settings, secrets, cwd: process.cwd() });
+ * const storage = buildLocalStorage({ settings, secrets, assetRoot: await localAssetRoot({ settings, cwd, dataDir }) });
  */
 export function buildLocalStorage(options: {
   readonly settings: Settings;
   readonly secrets: SecretSource;
-  readonly cwd: string;
+  /** The local backend's directory (`local_storage_path`, or the data directory's default). */
+  readonly assetRoot: string;
   readonly s3Client?: S3Client;
 }): AssetStorage {
   const { settings } = options;
@@ -170,7 +170,7 @@ export function buildLocalStorage(options: {
     }
     return { setup: { active }, assets };
   }
-  const assets = new LocalAssetStore({ root: resolve(options.cwd, settings.local_storage_path) });
+  const assets = new LocalAssetStore({ root: options.assetRoot });
   for (const backend of ['s3', 'azure_blob', 'gcs'] as const) {
     const staging = objectStores[backend]({ ...options, under: STAGING_PREFIX });
     if (staging !== undefined) return { setup: { active, staging: backend }, assets, staging };

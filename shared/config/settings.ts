@@ -3,6 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { STORAGE_BACKENDS } from '../domain/asset-access.ts';
 import { type FieldError, SettingsInvalidError } from '../domain/errors.ts';
+import { isDnsLabel, isDnsSubdomain } from '../domain/kubernetes-names.ts';
 import { RUNNERS, type Runner } from '../domain/run.ts';
 
 /**
@@ -30,6 +31,15 @@ const list = (item: z.ZodString) =>
     )
     .pipe(z.array(item));
 
+/**
+ * One id or several, comma-separated (how the seeds' `ansible_ecs_subnet_id` is written), each of a
+ * shape: a typo in a network id otherwise shows up only when the cloud refuses the first launch.
+ */
+const idList = (pattern: RegExp, example: string) =>
+  text().refine((value) => value.split(',').every((id) => id.trim() === '' || pattern.test(id.trim())), {
+    error: `must be ${example}, or several comma-separated`,
+  });
+
 const cidr = z.union([z.cidrv4(), z.cidrv6()], {
   error: 'must be an IPv4 or IPv6 CIDR such as 203.0.113.7/32',
 });
@@ -55,7 +65,10 @@ export const SettingsSchema = z
 
     // ECS plumbing shared by the Ansible and Kubernetes runners.
     ansible_ecs_cluster: text().optional(),
-    ansible_ecs_subnet_id: text().optional(),
+    ansible_ecs_subnet_id: idList(
+      /^subnet-[0-9a-f]+$/,
+      'a subnet id such as subnet-0123456789abcdef0',
+    ).optional(),
     // Checked for shape because a typo here only shows up as a failed RunTask much later.
     ansible_ecs_security_group_ids: list(
       z.string().regex(/^sg-[0-9a-f]{8,17}$/, 'must be a security group id such as sg-0123456789abcdef0'),
@@ -71,7 +84,10 @@ export const SettingsSchema = z
     ansible_ecs_log_group: text().optional(),
 
     // ACI plumbing.
-    ansible_aci_subnet_id: text().optional(),
+    ansible_aci_subnet_id: idList(
+      /^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.Network\/virtualNetworks\/[^/]+\/subnets\/[^/]+$/i,
+      'a subnet resource id (/subscriptions/…/resourceGroups/…/providers/Microsoft.Network/virtualNetworks/…/subnets/…)',
+    ).optional(),
     ansible_aci_acr_server: text().optional(),
     ansible_aci_acr_username: text().optional(),
     /** The NAME of the secret holding the registry password, never the password. */
@@ -84,15 +100,33 @@ export const SettingsSchema = z
     gcp_project_id: text().optional(),
     gcp_region: text().optional(),
     gcp_ansible_cloud_run_region: text().optional(),
-    gcp_ansible_vpc_connector: text().optional(),
+    /** A connector name (expanded in the run's project and region) or its full resource name. */
+    gcp_ansible_vpc_connector: text()
+      .regex(
+        /^(?:[a-z][-a-z0-9]{0,23}[a-z0-9]|projects\/[^/]+\/locations\/[^/]+\/connectors\/[a-z][-a-z0-9]{0,23}[a-z0-9])$/,
+        'must be a Serverless VPC Access connector name (a-z, 0-9, -; 2–25 characters) or projects/<p>/locations/<r>/connectors/<name>',
+      )
+      .optional(),
 
     // Kubernetes pod runner (one pod per run in a namespace the runner owns).
-    kubernetes_namespace: text().default('remote-worker'),
-    /** Path to a kubeconfig; absent means in-cluster credentials (the pod's service account). */
+    // Names are checked here, not at the first Kubernetes run: the API server would refuse them only then.
+    kubernetes_namespace: text()
+      .refine(isDnsLabel, 'must be a DNS-1123 label (a-z, 0-9, -; at most 63 characters)')
+      .default('remote-worker'),
+    /**
+     * Path to a kubeconfig; absent means in-cluster credentials (the pod's service account). The file
+     * must exist and hold a kubeconfig when settings are loaded (loadSettings), not at the first run.
+     */
     kubernetes_kubeconfig: text().optional(),
     /** Service account of the task pods: no permissions, no API token. */
-    kubernetes_service_account: text().default('remote-worker-task'),
-    kubernetes_pull_secrets: list(z.string()).optional(),
+    kubernetes_service_account: text()
+      .refine(isDnsSubdomain, 'must be a DNS-1123 subdomain name (a-z, 0-9, -, .)')
+      .default('remote-worker-task'),
+    kubernetes_pull_secrets: list(
+      z.string().refine(isDnsSubdomain, {
+        error: (issue) => `${String(issue.input)} is not a DNS-1123 subdomain name`,
+      }),
+    ).optional(),
 
     // Status polling for backends without push events (ACI, Cloud Run, Kubernetes).
     poll_interval_seconds: z.int().min(1).max(300).default(3),
@@ -110,7 +144,11 @@ export const SettingsSchema = z
     // Asset storage. The active backend is where POST /assets writes and runs read; unset, local mode
     // uses the local filesystem and a deployed stack its S3 bucket. In-cloud tasks get a read URL.
     storage_backend: z.enum(STORAGE_BACKENDS).optional(),
-    local_storage_path: text().default('examples/playbooks'),
+    /**
+     * The local backend's root. Unset: `<REMOTE_WORKER_DATA_DIR>/assets`, seeded with the examples on first
+     * start (shared/local-mode/asset-root.ts), so uploads never land in the source tree.
+     */
+    local_storage_path: text().optional(),
     /** S3 bucket (and key prefix) of the s3 backend; a deployed stack sets its own bucket. */
     asset_s3_bucket: text().optional(),
     asset_s3_prefix: z.string().optional(),
@@ -173,6 +211,11 @@ export const SettingsSchema = z
     if (s.storage_backend === 'gcs') needs('gcs_bucket', 'when storage_backend is gcs');
     if (s.azure_storage_container !== undefined)
       needs('azure_storage_account_url', 'with azure_storage_container');
+    // Password Safe chosen (its URL set) but half configured would fail only at the first checkout.
+    if (s.password_safe_url !== undefined) {
+      needs('password_safe_api_key_secret', 'with password_safe_url');
+      needs('password_safe_runas', 'with password_safe_url');
+    }
     if (s.default_timeout_seconds > s.max_timeout_seconds) {
       ctx.addIssue({
         code: 'custom',
@@ -263,7 +306,10 @@ const CONFIG_ENV = 'REMOTE_WORKER_CONFIG';
 
 export interface LoadSettingsOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
-  /** Injected so tests and bundlers can replace the file system; must throw ENOENT for a missing file. */
+  /**
+   * Injected so tests and bundlers can replace the file system; must throw ENOENT for a missing file.
+   * Reads the settings file and the files settings name (kubernetes_kubeconfig).
+   */
   readonly readFile?: (path: string) => string;
 }
 
@@ -336,7 +382,10 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
   }
 
   const result = SettingsSchema.safeParse(raw);
-  if (result.success) return result.data;
+  // Checked whether or not the rest parses, so one error lists every problem.
+  const fileProblems = checkFiles(raw, readFile, sources);
+  if (result.success && fileProblems.length === 0) return result.data;
+  if (result.success) throw new SettingsInvalidError(fileProblems);
 
   const problems: FieldError[] = [];
   for (const issue of result.error.issues) {
@@ -357,7 +406,54 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
       message: `${issue.message} (${describeSource(typeof key === 'string' ? sources.get(key) : undefined)})`,
     });
   }
-  throw new SettingsInvalidError(problems);
+  throw new SettingsInvalidError([...problems, ...fileProblems]);
+}
+
+/**
+ * Settings that name a file are checked here, once, when settings are loaded:
+ * a missing kubeconfig otherwise surfaces as a bare ENOENT naming no setting
+ * (local mode) or as a failed first run (AWS). Only the shape is checked, and
+ * messages never quote the file's content: a kubeconfig holds tokens.
+ */
+function checkFiles(
+  raw: Readonly<Record<string, unknown>>,
+  readFile: (path: string) => string,
+  sources: ReadonlyMap<string, Source>,
+): FieldError[] {
+  const given = raw.kubernetes_kubeconfig;
+  // Not a string, or blank: the schema reports it.
+  if (typeof given !== 'string' || given.trim() === '') return [];
+  const path = given.trim();
+  const problem = (message: string): FieldError[] => [
+    {
+      path: 'kubernetes_kubeconfig',
+      message: `${message} (${describeSource(sources.get('kubernetes_kubeconfig'))})`,
+    },
+  ];
+  let content: string;
+  try {
+    content = readFile(path);
+  } catch (error) {
+    return problem(
+      isMissingFile(error)
+        ? `names ${path}, which does not exist`
+        : `names ${path}, which cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(content);
+  } catch {
+    return problem(`names ${path}, which is not YAML`);
+  }
+  const config = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
+  if (!Array.isArray(config.clusters) || config.clusters.length === 0) {
+    return problem(`names ${path}, which is not a kubeconfig (it lists no clusters)`);
+  }
+  if (typeof config['current-context'] !== 'string' || config['current-context'] === '') {
+    return problem(`names ${path}, which has no current-context`);
+  }
+  return [];
 }
 
 /** A typo is usually one or two edits away from a real key; offer it. */

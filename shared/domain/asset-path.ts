@@ -1,3 +1,4 @@
+import { hasHiddenCharacter } from './display-text.ts';
 import { AssetNotFoundError, AssetOutsideRootError, ValidationError } from './errors.ts';
 import { assetTypeOf } from './task.ts';
 
@@ -5,7 +6,8 @@ import { assetTypeOf } from './task.ts';
  * Rules for the path an uploaded asset is stored under. Paths are keys on
  * every backend (a file under the local root, an S3/Blob/GCS object key), so
  * they are kept portable: `/`-separated, relative, no `.`/`..` segments, no
- * hidden segments (`.git`, `.env` are never served), no control characters,
+ * hidden segments (`.git`, `.env` are never served), printable characters
+ * only (no controls, bidirectional controls or invisible format characters),
  * and an extension some wrapper knows how to run.
  */
 export const ASSET_EXTENSIONS = ['.yml', '.yaml', '.sh', '.ps1', '.rpm', '.deb'] as const;
@@ -31,8 +33,13 @@ export function assetPathProblem(path: string): AssetPathProblem | undefined {
   if (path.length === 0) return invalid('is empty');
   if (path.length > MAX_ASSET_PATH_LENGTH)
     return invalid(`is longer than ${MAX_ASSET_PATH_LENGTH} characters`);
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused here.
-  if (/[\u0000-\u001f\u007f]/.test(path)) return invalid('contains a control character');
+  // The same rule as target names: a path is read in listings and logs, and `evil\u202Elmy.sh` must not
+  // pass for `evilhs.yml`. Controls (NUL, newlines) are among the characters refused.
+  if (hasHiddenCharacter(path)) {
+    return invalid(
+      'contains a control character, a bidirectional control or an invisible format character; use printable characters only',
+    );
+  }
   if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) {
     return { code: 'outside_root', message: 'is absolute; give a path relative to the asset root' };
   }

@@ -11,6 +11,15 @@ import { z } from 'zod';
 const HIDDEN = /[\p{Cc}\p{Zl}\p{Zp}]|(?![\u200C\u200D])\p{Cf}/u;
 
 /**
+ * True when `s` holds a character that is not seen but changes what a reader
+ * sees (see HIDDEN); for names checked outside a zod schema (asset paths).
+ *
+ * @example
+ * hasHiddenCharacter('web\u202Egnp.yml'); // true
+ */
+export const hasHiddenCharacter = (s: string): boolean => HIDDEN.test(s);
+
+/**
  * A name people read in lists and logs: at least one visible character and
  * nothing hidden that could disguise it as another name.
  *

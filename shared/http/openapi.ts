@@ -250,7 +250,7 @@ const ROUTE_DOCS = {
   'POST /assets': {
     operationId: 'uploadAsset',
     summary: 'Upload a playbook, script or package to the active storage backend',
-    description: `\`contentBase64\` decodes to at most ${MAX_ASSET_BYTES} bytes. Paths are relative, \`/\`-separated, with no \`..\` or hidden segments, ending in .yml, .yaml, .sh, .ps1, .rpm or .deb.`,
+    description: `\`contentBase64\` decodes to at most ${MAX_ASSET_BYTES} bytes. Empty content is refused. Paths are relative, \`/\`-separated, with no \`..\` or hidden segments, printable characters only (no control, bidirectional or invisible format characters), ending in .yml, .yaml, .sh, .ps1, .rpm or .deb.`,
     tag: 'assets',
     body: 'UploadAssetRequest',
     responses: {
@@ -302,6 +302,8 @@ function parameters(schema: z.ZodObject | undefined, where: 'path' | 'query'): J
     name,
     in: where,
     required: where === 'path' || (json.required ?? []).includes(name),
+    // Documentation tools show a parameter's own description, not its schema's.
+    ...(typeof property.description === 'string' ? { description: property.description } : {}),
     schema: property,
   }));
 }
@@ -403,6 +405,9 @@ function build(): JsonObject {
       description:
         'Runs infrastructure jobs on the machine that can reach their target. Every route but /healthz and /openapi.json needs a bearer token. Errors are RFC 9457 problem+json with a stable `type` (listed in `x-problem-types`).',
     },
+    // Relative: resolved against wherever this document was fetched, which is the API itself in both
+    // modes (local mode's listener, or the HTTP API's $default stage, which has no path prefix).
+    servers: [{ url: '/', description: 'The API that serves this document' }],
     tags: [
       { name: 'targets', description: 'The target registry' },
       { name: 'runs', description: 'Single runs, their output and cancellation' },

@@ -6,6 +6,7 @@ import { maskPasswordVars } from '../domain/redaction.ts';
 import { K8sOperationSchema, RUN_KINDS, RUN_STATES, type Run, SecretBindingSchema } from '../domain/run.ts';
 import { type RunTimings, runTimings } from '../domain/run-timings.ts';
 import { TargetIdSchema } from '../domain/target.ts';
+import { LOG_PAGE_DEFAULT_LINES, LOG_PAGE_MAX_LINES } from '../ports/log-store.ts';
 
 /** Extra vars travel in the run record and to the task: keep them modest. */
 const MAX_EXTRA_VARS_BYTES = 64 * 1024;
@@ -100,7 +101,8 @@ export type SubmitBatchBody = z.infer<typeof SubmitBatchBody>;
  */
 export const UploadAssetBody = z.strictObject({
   path: z.string().min(1).max(MAX_ASSET_PATH_LENGTH),
-  contentBase64: z.base64(),
+  // An empty file is almost always a failed read on the client's side, and runs as nothing at all.
+  contentBase64: z.base64().min(1, 'must not be empty: upload a file with content'),
   overwrite: z.boolean().default(false),
 });
 export type UploadAssetBody = z.infer<typeof UploadAssetBody>;
@@ -112,9 +114,18 @@ export const ListRunsQuery = z.strictObject({
   cursor: z.string().min(1).max(512).optional(),
 });
 
+/** The cap is every backend's reader's own (shared/ports/log-store.ts), so a page holds what `limit` asks. */
 export const LogsQuery = z.strictObject({
   cursor: z.string().min(1).max(512).optional(),
-  limit: z.coerce.number().int().min(1).max(5000).default(1000),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(LOG_PAGE_MAX_LINES)
+    .default(LOG_PAGE_DEFAULT_LINES)
+    .describe(
+      `Most lines in the page (1–${LOG_PAGE_MAX_LINES}, default ${LOG_PAGE_DEFAULT_LINES}), on every backend; a page may hold fewer while output is still arriving`,
+    ),
 });
 
 /** The run as clients see it: internal claim bookkeeping stays inside; `timings` is derived from the history. */

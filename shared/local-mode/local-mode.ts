@@ -37,6 +37,7 @@ import type { Clock } from '../ports/clock.ts';
 import { systemClock } from '../ports/clock.ts';
 import type { Executor } from '../ports/executor.ts';
 import type { Launchers } from '../ports/launcher.ts';
+import { localAssetRoot } from './asset-root.ts';
 import { bearerAuthenticator, ensureToken } from './auth-token.ts';
 import { chooseExecutor } from './executor-choice.ts';
 import { createApiServer } from './http-server.ts';
@@ -126,13 +127,14 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
   for (const q of [dispatchQueue, dispatchDlq, relayQueue, relayDlq]) q.releaseInFlight();
 
   const secrets = new FileSecretSource({ dataDir });
-  const storage = buildLocalStorage({ settings, secrets, cwd });
+  const assetRoot = await localAssetRoot({ settings, cwd, dataDir });
+  const storage = buildLocalStorage({ settings, secrets, assetRoot });
   const assets = storage.assets;
   const choice = options.executor
     ? { executor: options.executor }
     : await chooseExecutor(settings.local_executor, {
         dataDir,
-        assetRoot: resolve(cwd, settings.local_storage_path),
+        assetRoot,
         dockerCli: settings.local_docker_cli,
         ...(settings.local_docker_volumes === undefined
           ? {}
@@ -261,7 +263,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     : undefined;
   pollTimer?.unref();
 
-  logger.info('local mode started', { url, dataDir, executor: choice.executor?.name ?? 'none' });
+  logger.info('local mode started', { url, dataDir, assetRoot, executor: choice.executor?.name ?? 'none' });
 
   return {
     url,

@@ -27,7 +27,8 @@ export interface Launcher {
   /** Returns the opaque handle to store on the run (`relay:<queue>`, `ecs:<cluster>/<taskArn>` …). */
   launch(request: LaunchRequest): Promise<string>;
   status(handle: string, run: Run): Promise<BackendStatus>;
-  logs(handle: string, run: Run, cursor?: string): Promise<LogPage>;
+  /** At most `limit` lines after `cursor`, under the same cap as every LogReader (LOG_PAGE_MAX_LINES). */
+  logs(handle: string, run: Run, cursor?: string, limit?: number): Promise<LogPage>;
   /** Ask the backend to stop the task, giving it `graceSeconds` to exit cleanly. */
   cancel(handle: string, run: Run, graceSeconds: number): Promise<void>;
   /** Remove whatever the run left behind on the backend. */

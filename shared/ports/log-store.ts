@@ -28,7 +28,29 @@ export interface LogPage {
   readonly nextCursor: string;
 }
 
+/**
+ * Most lines one page of run output carries, on every backend and through
+ * `GET /runs/{id}/logs?limit=`: Cloud Logging's `entries:list` answers at most
+ * 1,000 entries and ACI keeps about the last 1,000 lines, the tightest of the
+ * log services, so every reader fills a page with one backend call.
+ */
+export const LOG_PAGE_MAX_LINES = 1000;
+/** Lines a page carries when the reader asks for no `limit`. */
+export const LOG_PAGE_DEFAULT_LINES = 500;
+
+/**
+ * The page size a reader uses: `limit` (a positive integer) capped at
+ * LOG_PAGE_MAX_LINES, or the default. Undefined when `limit` is not a positive
+ * integer, so each reader reports it in its own words.
+ */
+export function logPageSize(limit: number | undefined): number | undefined {
+  if (limit === undefined) return LOG_PAGE_DEFAULT_LINES;
+  if (!Number.isInteger(limit) || limit < 1) return undefined;
+  return Math.min(limit, LOG_PAGE_MAX_LINES);
+}
+
 export interface LogReader {
+  /** At most `limit` lines (default LOG_PAGE_DEFAULT_LINES, never more than LOG_PAGE_MAX_LINES). */
   read(runId: string, options?: { cursor?: string; limit?: number }): Promise<LogPage>;
 }
 

@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../shared/domain/errors.ts';
-import type { LogLine, LogLineInput, LogStore } from '../../shared/ports/log-store.ts';
+import {
+  LOG_PAGE_MAX_LINES,
+  type LogLine,
+  type LogLineInput,
+  type LogStore,
+} from '../../shared/ports/log-store.ts';
 
 export interface LogStoreFixture {
   readonly store: LogStore;
@@ -113,7 +118,7 @@ export function logStoreContract(name: string, makeStore: () => Promise<LogStore
       expect(isIncreasing(lines.map((l) => l.seq))).toBe(true);
     });
 
-    it('reads 500 lines by default', async () => {
+    it('reads LOG_PAGE_DEFAULT_LINES (500) lines by default', async () => {
       await store.append(
         runId,
         Array.from({ length: 600 }, (_, i) => out(`l${i}`)),
@@ -124,6 +129,19 @@ export function logStoreContract(name: string, makeStore: () => Promise<LogStore
 
       expect(page.lines).toHaveLength(500);
       expect(rest.lines.map((l) => l.text)).toEqual(Array.from({ length: 100 }, (_, i) => `l${i + 500}`));
+    });
+
+    it('honours a limit up to LOG_PAGE_MAX_LINES and caps a page there, as every backend does', async () => {
+      await store.append(
+        runId,
+        Array.from({ length: LOG_PAGE_MAX_LINES + 50 }, (_, i) => out(`l${i}`)),
+      );
+
+      const asked = await store.read(runId, { limit: LOG_PAGE_MAX_LINES - 1 });
+      const capped = await store.read(runId, { limit: LOG_PAGE_MAX_LINES + 50 });
+
+      expect(asked.lines).toHaveLength(LOG_PAGE_MAX_LINES - 1);
+      expect(capped.lines).toHaveLength(LOG_PAGE_MAX_LINES);
     });
 
     it('keeps runs apart', async () => {

@@ -12,6 +12,7 @@ import { SqliteWorkQueue } from '../../shared/adapters/sqlite/work-queue.ts';
 import { ValidationError } from '../../shared/domain/errors.ts';
 import { newRun, type Run, transition } from '../../shared/domain/run.ts';
 import type { Clock } from '../../shared/ports/clock.ts';
+import { LOG_PAGE_MAX_LINES } from '../../shared/ports/log-store.ts';
 import { logStoreContract } from './log-store.contract.ts';
 import { runStoreContract } from './run-store.contract.ts';
 import { workQueueContract } from './work-queue.contract.ts';
@@ -374,16 +375,19 @@ describe('SqliteWorkQueue', () => {
 });
 
 describe('SqliteLogStore', () => {
-  it('caps a page at 5000 lines and refuses a limit below 1', async () => {
+  it('caps a page at LOG_PAGE_MAX_LINES and refuses a limit below 1', async () => {
     const db = memoryDb();
     try {
       const logs = new SqliteLogStore({ db });
       await logs.append(
         'r',
-        Array.from({ length: 5001 }, (_, i) => ({ stream: 'stdout' as const, text: `${i}` })),
+        Array.from({ length: LOG_PAGE_MAX_LINES + 1 }, (_, i) => ({
+          stream: 'stdout' as const,
+          text: `${i}`,
+        })),
       );
 
-      expect((await logs.read('r', { limit: 10_000 })).lines).toHaveLength(5000);
+      expect((await logs.read('r', { limit: 10_000 })).lines).toHaveLength(LOG_PAGE_MAX_LINES);
       await expect(logs.read('r', { limit: 0 })).rejects.toBeInstanceOf(ValidationError);
     } finally {
       db.close();

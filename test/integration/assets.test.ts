@@ -95,6 +95,12 @@ describe('POST /assets and GET /assets (local filesystem backend)', () => {
     ['a hidden segment', '.ssh/authorized_keys.sh', 400, 'validation-failed'],
     ['a backslash', 'a\\..\\escape.yml', 400, 'validation-failed'],
     ['an extension no wrapper runs', 'tool.exe', 400, 'validation-failed'],
+    // Names that read as another name: `evil\u202Elmy.sh` shows as `evilhs.yml`.
+    ['a bidirectional override', 'evil\u202Elmy.sh', 400, 'validation-failed'],
+    ['a right-to-left isolate', 'a\u2067b.yml', 400, 'validation-failed'],
+    ['a byte-order mark', '\uFEFFsite.yml', 400, 'validation-failed'],
+    ['a zero-width space', 'si\u200Bte.yml', 400, 'validation-failed'],
+    ['a line separator', 'a\u2028b.yml', 400, 'validation-failed'],
   ])('refuses %s and writes nothing', async (_name, path, status, type) => {
     const before = readdirSync(root).sort();
 
@@ -105,6 +111,17 @@ describe('POST /assets and GET /assets (local filesystem backend)', () => {
     expect(res.body.type).toBe(`https://remote-worker.dev/problems/${type}`);
     expect(readdirSync(root).sort()).toEqual(before);
     expect(existsSync(join(sandbox, 'escape.yml'))).toBe(false);
+  });
+
+  it('refuses an empty asset with 400 and writes nothing', async () => {
+    const before = readdirSync(root).sort();
+
+    const res = await api('POST', '/assets', { path: 'empty.sh', contentBase64: '' });
+
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toBe('application/problem+json');
+    expect(res.body.errors.map((e: { path: string }) => e.path)).toEqual(['body.contentBase64']);
+    expect(readdirSync(root).sort()).toEqual(before);
   });
 
   it('refuses content that is not base64', async () => {

@@ -26,7 +26,7 @@ import {
 import { newRun, type Run, type SecretBinding, transition } from '../../shared/domain/run.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
 import { newId } from '../../shared/ids.ts';
-import type { LogLine } from '../../shared/ports/log-store.ts';
+import { LOG_PAGE_MAX_LINES, type LogLine } from '../../shared/ports/log-store.ts';
 import { exampleAssets, gcsAssetStore, gcsSigner } from '../support/asset-stores.ts';
 import { type FakeCloudRun, startFakeCloudRun } from '../support/fake-cloud-run.ts';
 import { type FakeGcs, startFakeGcs } from '../support/fake-gcs.ts';
@@ -424,6 +424,23 @@ describe('CloudRunLauncher against a loopback Cloud Run', () => {
         `Cloud Run no longer knows execution ${parseCloudRunHandle(handle)?.executionId}`,
       ),
     });
+  });
+
+  it('answers the limit asked for, above its own default page size, up to LOG_PAGE_MAX_LINES', async () => {
+    const run = dispatchingRun();
+    const gcp = launcher({ logPageSize: 2 });
+    const handle = await gcp.launch({ run, image: IMAGE });
+    const name = executionOf(handle);
+    fake.startExecution(name);
+    for (let i = 1; i <= 5; i += 1) {
+      fake.appendLog(name, { text: `line ${i}`, timestamp: `2030-01-01T00:00:0${i}Z`, insertId: `i${i}` });
+    }
+
+    const four = await gcp.logs(handle, run, undefined, 4);
+    const rest = await gcp.logs(handle, run, four.nextCursor, LOG_PAGE_MAX_LINES + 1);
+
+    expect(four.lines.map((l) => l.text)).toEqual(['line 1', 'line 2', 'line 3', 'line 4']);
+    expect(rest.lines.map((l) => l.text)).toEqual(['line 5']);
   });
 
   it('follows the logs with a cursor, without duplicates, and keeps reading them after cleanup', async () => {

@@ -231,16 +231,14 @@ describe('KubernetesLauncher against a fake Kubernetes API', () => {
       });
     });
 
-    it('names every setting that is not a valid Kubernetes name', () => {
-      const bad = settings({
-        KUBERNETES_NAMESPACE: 'Remote_Worker',
-        KUBERNETES_SERVICE_ACCOUNT: 'Task SA',
-        KUBERNETES_PULL_SECRETS: 'ok,Not OK',
-      });
-
+    it('never sees a bad Kubernetes name: loading the settings refuses each, naming its key', () => {
       let error: unknown;
       try {
-        kubernetesSettingsFrom(bad, {});
+        settings({
+          KUBERNETES_NAMESPACE: 'Remote_Worker',
+          KUBERNETES_SERVICE_ACCOUNT: 'Task SA',
+          KUBERNETES_PULL_SECRETS: 'ok,Not OK',
+        });
       } catch (e) {
         error = e;
       }
@@ -248,7 +246,7 @@ describe('KubernetesLauncher against a fake Kubernetes API', () => {
       expect((error as SettingsInvalidError).problems.map((p) => p.path)).toEqual([
         'kubernetes_namespace',
         'kubernetes_service_account',
-        'kubernetes_pull_secrets',
+        'kubernetes_pull_secrets.1',
       ]);
       expect((error as Error).message).toContain('Not OK is not a DNS-1123 subdomain name');
     });
@@ -700,6 +698,25 @@ describe('KubernetesLauncher against a fake Kubernetes API', () => {
       await l.cleanup(handle, run);
       expect((await archived(run.id)).length).toBe(6);
       expect((await l.logs(handle, run, rest.cursor)).lines).toEqual([]);
+    });
+
+    it('answers at most the limit asked for, from the live pod and from the archive', async () => {
+      const run = dispatchingRun();
+      const l = launcher();
+      const handle = await l.launch({ run, image: IMAGE });
+      const name = podOf(run);
+      api.start(name);
+      api.appendLog(name, ['line 1', 'line 2', 'line 3', 'line 4', 'line 5']);
+
+      const live = await l.logs(handle, run, undefined, 2);
+      const next = await l.logs(handle, run, live.nextCursor, 2);
+      api.finish(name, { exitCode: 0 });
+      await l.cleanup(handle, run);
+      const archived = await l.logs(handle, run, undefined, 3);
+
+      expect(live.lines.map((x) => x.text)).toEqual(['line 1', 'line 2']);
+      expect(next.lines.map((x) => x.text)).toEqual(['line 3', 'line 4']);
+      expect(archived.lines).toHaveLength(3);
     });
 
     it('refuses a cursor it did not hand out', async () => {

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { PROBLEM_KINDS, problemType } from '../../shared/http/problem.ts';
 import { RunSchema } from '../../shared/http/response-schemas.ts';
 import { type LocalMode, startLocalMode } from '../../shared/local-mode/local-mode.ts';
 import type { Executor } from '../../shared/ports/executor.ts';
+import { LOG_PAGE_DEFAULT_LINES, LOG_PAGE_MAX_LINES } from '../../shared/ports/log-store.ts';
 import { client, LOCALHOST_TARGET, REPO, waitForState } from '../e2e/harness.ts';
 
 const doc = openApiDocument() as any;
@@ -122,6 +123,37 @@ describe('the OpenAPI document', () => {
     const out = execFileSync('python3', ['-m', 'openapi_spec_validator', file], { encoding: 'utf8' });
 
     expect(out).toContain('OK');
+  });
+
+  it('names the server: the API that serves it, resolved against where the document was fetched', () => {
+    expect(doc.servers).toEqual([{ url: '/', description: expect.any(String) }]);
+  });
+
+  it('documents the logs page limit with the cap every backend honours', () => {
+    const limit = doc.paths['/runs/{id}/logs'].get.parameters.find((p: any) => p.name === 'limit');
+
+    expect(limit.schema).toMatchObject({
+      minimum: 1,
+      maximum: LOG_PAGE_MAX_LINES,
+      default: LOG_PAGE_DEFAULT_LINES,
+    });
+    expect(limit.description).toContain(String(LOG_PAGE_MAX_LINES));
+  });
+
+  // @redocly/cli 2.77.0 (../shared/NOTES.md) as a devDependency: `--no-install` so a missing one fails here
+  // instead of being fetched, and telemetry off so the test makes no network call.
+  it('passes redocly lint (recommended rules) with no error', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'rw-openapi-')), 'openapi.json');
+    writeFileSync(file, JSON.stringify(doc));
+
+    const lint = spawnSync('npx', ['--no-install', 'redocly', 'lint', '--format=stylish', file], {
+      cwd: REPO,
+      encoding: 'utf8',
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+      timeout: 60_000,
+    });
+
+    expect(lint.status, `${lint.stdout}\n${lint.stderr}`).toBe(0);
   });
 });
 

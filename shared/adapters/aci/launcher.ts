@@ -9,7 +9,7 @@ import { DomainError, LauncherUnavailableError, LaunchRejectedError } from '../.
 import { isTerminal, type Run } from '../../domain/run.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { BackendStatus, Launcher, LaunchRequest } from '../../ports/launcher.ts';
-import type { LogPage, LogStore } from '../../ports/log-store.ts';
+import { LOG_PAGE_DEFAULT_LINES, type LogPage, type LogStore, logPageSize } from '../../ports/log-store.ts';
 import { AciNotConfiguredError, aciError, isNotFound, isResourceGroupMissing, statusOf } from './errors.ts';
 import { type AciHandle, containerGroupName, formatAciHandle, parseAciHandle } from './handle.ts';
 import { linesToArchive, pageFrom, parseAciLog, type SourceLine } from './log-cursor.ts';
@@ -256,13 +256,15 @@ export class AciLauncher implements Launcher {
    * exists, from the archive once it has been deleted. The last line is held
    * back while it may still grow (no newline yet), unless the run has ended.
    */
-  async logs(handle: string, run: Run, cursor?: string): Promise<LogPage> {
+  async logs(handle: string, run: Run, cursor?: string, limit?: number): Promise<LogPage> {
     const h = this.#parse(handle);
+    const size = logPageSize(limit) ?? LOG_PAGE_DEFAULT_LINES;
     const content = await this.#liveLog(h);
-    if (content === undefined) return pageFrom(await this.#archived(run.id), cursor);
+    if (content === undefined) return pageFrom(await this.#archived(run.id), cursor, size);
     return pageFrom(
       parseAciLog(content, { includeOpenLine: isTerminal(run.state), now: this.#clock.now() }),
       cursor,
+      size,
     );
   }
 

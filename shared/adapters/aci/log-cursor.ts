@@ -180,7 +180,8 @@ export function pageFrom(
   const position: Position = cursor === undefined ? { g: 0, p: 0 } : decodeCursor(cursor);
   const unchanged = cursor ?? encodeCursor(position);
   const { start, gap } = locate(source, position);
-  const slice = source.slice(start, start + Math.max(1, limit));
+  // The gap notice counts toward the page, so a page never holds more than `limit` lines (but at least one source line).
+  const slice = source.slice(start, start + Math.max(1, limit - (gap ? 1 : 0)));
   if (slice.length === 0) return { lines: [], nextCursor: unchanged };
 
   let seq = position.g;

@@ -113,7 +113,7 @@ export interface CloudRunLauncherOptions extends CloudRunSettings {
   readonly secretManagerEndpoint?: string;
   /** User-managed replication for per-run secrets, where automatic replication is forbidden. */
   readonly secretReplicationLocations?: readonly string[];
-  /** entries:list page size, default 500. */
+  /** entries:list page size when a reader asks for no `limit`; default LOG_PAGE_DEFAULT_LINES. */
   readonly logPageSize?: number;
   /** Backoff for 429/5xx; nothing in the SDK over REST retries them. */
   readonly retry?: RetryTuning;
@@ -231,8 +231,8 @@ export class CloudRunLauncher implements Launcher {
     return facts === undefined ? status : executionStatus(execution, facts);
   }
 
-  logs(handle: string, run: Run, cursor?: string): Promise<LogPage> {
-    return this.#logs.read(this.#parse(handle), run.createdAt, cursor);
+  logs(handle: string, run: Run, cursor?: string, limit?: number): Promise<LogPage> {
+    return this.#logs.read(this.#parse(handle), run.createdAt, cursor, limit);
   }
 
   /**

@@ -1,12 +1,17 @@
 import { ValidationError } from '../../domain/errors.ts';
-import type { LogLine, LogPage, LogStream } from '../../ports/log-store.ts';
+import {
+  LOG_PAGE_DEFAULT_LINES,
+  type LogLine,
+  type LogPage,
+  type LogStream,
+  logPageSize,
+} from '../../ports/log-store.ts';
 import { googleError } from './errors.ts';
 import { type AuthorizedHttp, baseUrl, type RetryTuning, retrying } from './google-http.ts';
 import type { CloudRunHandle } from './handle.ts';
 
 /** entries:list answers at most 1,000 entries a page. */
 const MAX_PAGE_SIZE = 1000;
-const DEFAULT_PAGE_SIZE = 500;
 /**
  * entries:list may answer a page with no entries and a token while it is
  * still scanning; and with the `>=` guard below, a page can hold only entries
@@ -41,7 +46,7 @@ export interface CloudRunLogsOptions {
   readonly http: AuthorizedHttp;
   /** Default `https://logging.googleapis.com`; tests point it at a fake. */
   readonly endpoint?: string;
-  /** Entries per entries:list call; default 500, at most 1,000. */
+  /** Entries per entries:list call when `read` is given no `limit`; default LOG_PAGE_DEFAULT_LINES, at most 1,000. */
   readonly pageSize?: number;
   readonly retry?: RetryTuning;
 }
@@ -74,7 +79,7 @@ export class CloudRunLogs {
   readonly #pageSize: number;
 
   constructor(options: CloudRunLogsOptions) {
-    const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+    const pageSize = options.pageSize ?? LOG_PAGE_DEFAULT_LINES;
     if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
       throw new RangeError(`pageSize must be 1..${MAX_PAGE_SIZE}`);
     }
@@ -83,8 +88,13 @@ export class CloudRunLogs {
     this.#url = `${baseUrl(options.endpoint ?? 'https://logging.googleapis.com')}/v2/entries:list`;
   }
 
-  /** `since`: no entry of this execution is older (the run's creation time). */
-  async read(h: CloudRunHandle, since: string, cursor?: string): Promise<LogPage> {
+  /**
+   * `since`: no entry of this execution is older (the run's creation time).
+   * At most `limit` lines (capped at LOG_PAGE_MAX_LINES, which is also
+   * entries:list's own page cap, so one call can fill the page).
+   */
+  async read(h: CloudRunHandle, since: string, cursor?: string, limit?: number): Promise<LogPage> {
+    const pageSize = limit === undefined ? this.#pageSize : (logPageSize(limit) ?? this.#pageSize);
     const from = cursor === undefined ? { n: 0 } : decodeCursor(cursor);
     const unchanged: LogPage = { lines: [], nextCursor: cursor ?? encodeCursor(from) };
     const filter = [
@@ -110,7 +120,7 @@ export class CloudRunLogs {
                 resourceNames: [`projects/${h.project}`],
                 filter,
                 orderBy: 'timestamp asc',
-                pageSize: this.#pageSize,
+                pageSize,
                 ...(pageToken === undefined ? {} : { pageToken }),
               },
             }),

@@ -4,11 +4,8 @@ import {
   type GetLogEventsCommandOutput,
 } from '@aws-sdk/client-cloudwatch-logs';
 import { ValidationError } from '../../domain/errors.ts';
-import type { LogLine, LogPage, LogReader } from '../../ports/log-store.ts';
+import { type LogLine, type LogPage, type LogReader, logPageSize } from '../../ports/log-store.ts';
 
-const DEFAULT_LIMIT = 500;
-/** GetLogEvents returns at most 10,000 events per call. */
-const MAX_LIMIT = 10_000;
 /**
  * GetLogEvents may answer an empty page with a new token while events lie
  * further on (it scans the stream in time slices); follow a few such pages
@@ -89,8 +86,8 @@ export class CloudWatchLogReader implements LogReader {
   }
 
   async read(runId: string, options: { cursor?: string; limit?: number } = {}): Promise<LogPage> {
-    const limit = options.limit ?? DEFAULT_LIMIT;
-    if (!Number.isInteger(limit) || limit < 1) {
+    const limit = logPageSize(options.limit);
+    if (limit === undefined) {
       throw new ValidationError('limit must be a positive integer', [
         { path: 'limit', message: 'must be a positive integer' },
       ]);
@@ -109,7 +106,8 @@ export class CloudWatchLogReader implements LogReader {
             logGroupName: this.#logGroup,
             logStreamName: stream,
             startFromHead: true,
-            limit: Math.min(limit, MAX_LIMIT),
+            // GetLogEvents takes up to 10,000; the page cap is the same on every backend.
+            limit,
             ...(token === undefined ? {} : { nextToken: token }),
           }),
         );

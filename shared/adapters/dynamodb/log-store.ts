@@ -8,7 +8,14 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { ValidationError } from '../../domain/errors.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
-import type { LogLine, LogLineInput, LogPage, LogStore, LogStream } from '../../ports/log-store.ts';
+import {
+  type LogLine,
+  type LogLineInput,
+  type LogPage,
+  type LogStore,
+  type LogStream,
+  logPageSize,
+} from '../../ports/log-store.ts';
 
 /*
  * Items (string keys `pk` / `sk`, so the runs table can hold them beside the runs):
@@ -25,8 +32,6 @@ import type { LogLine, LogLineInput, LogPage, LogStore, LogStream } from '../../
  * carry none of the run index attributes, so they never appear in its GSIs.
  */
 
-const DEFAULT_LIMIT = 500;
-const MAX_LIMIT = 5000;
 const DEFAULT_TTL_SECONDS = 30 * 24 * 60 * 60;
 const MAX_LINES_PER_ITEM = 1000;
 /** Stay well inside DynamoDB's 400 KB per item. */
@@ -103,13 +108,12 @@ export class DynamoLogStore implements LogStore {
   }
 
   async read(runId: string, options: { cursor?: string; limit?: number } = {}): Promise<LogPage> {
-    const limit = options.limit ?? DEFAULT_LIMIT;
-    if (!Number.isInteger(limit) || limit < 1) {
+    const wanted = logPageSize(options.limit);
+    if (wanted === undefined) {
       throw new ValidationError('limit must be a positive integer', [
         { path: 'limit', message: 'must be a positive integer' },
       ]);
     }
-    const wanted = Math.min(limit, MAX_LIMIT);
     const after = options.cursor === undefined ? 0 : decodeCursor(options.cursor);
     const lines: LogLine[] = [];
     let startKey: Record<string, AttributeValue> | undefined;

@@ -304,8 +304,11 @@ export class EcsLauncher implements Launcher {
     }
   }
 
-  logs(_handle: string, run: Run, cursor?: string): Promise<LogPage> {
-    return this.#o.logs.read(run.id, cursor === undefined ? {} : { cursor });
+  logs(_handle: string, run: Run, cursor?: string, limit?: number): Promise<LogPage> {
+    return this.#o.logs.read(run.id, {
+      ...(cursor === undefined ? {} : { cursor }),
+      ...(limit === undefined ? {} : { limit }),
+    });
   }
 
   /**

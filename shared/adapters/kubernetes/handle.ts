@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isDnsLabel } from '../../domain/kubernetes-names.ts';
 
 /**
  * How a run's Kubernetes objects are named, labelled and found again. Pure;
@@ -47,13 +48,8 @@ export const RUN_ID_ANNOTATION = 'remote-worker/run-id';
 const PREFIX = 'kubernetes:';
 const DNS_LABEL_MAX = 63;
 const HASH_CHARS = 10;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const ATTEMPT = /^(0|[1-9]\d{0,8})$/;
-
-export const isDnsLabel = (name: string): boolean => DNS_LABEL.test(name);
-export const isDnsSubdomain = (name: string): boolean => name.length <= 253 && DNS_SUBDOMAIN.test(name);
 
 const digest = (text: string, chars: number): string =>
   createHash('sha256').update(text).digest('hex').slice(0, chars);

@@ -16,20 +16,25 @@ import {
   LauncherUnavailableError,
   LaunchRejectedError,
   RunnerNotConfiguredError,
-  SettingsInvalidError,
 } from '../../domain/errors.ts';
+import { isDnsLabel } from '../../domain/kubernetes-names.ts';
 import type { Run } from '../../domain/run.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { BackendStatus, Launcher, LaunchRequest } from '../../ports/launcher.ts';
-import type { LogLineInput, LogPage, LogStore } from '../../ports/log-store.ts';
+import {
+  LOG_PAGE_DEFAULT_LINES,
+  LOG_PAGE_MAX_LINES,
+  type LogLineInput,
+  type LogPage,
+  type LogStore,
+  logPageSize,
+} from '../../ports/log-store.ts';
 import { withRetry } from '../retry.ts';
 import { isTransient, kubeError, retryAfterMs, statusOf } from './errors.ts';
 import {
   attemptOf,
   configMapNameFor,
   formatKubernetesHandle,
-  isDnsLabel,
-  isDnsSubdomain,
   type KubernetesHandle,
   MANAGED_SELECTOR,
   parseKubernetesHandle,
@@ -103,8 +108,9 @@ type KubernetesSettingKeys =
   | 'cleanup_grace_seconds';
 
 /**
- * Read and check the `kubernetes_*` settings. Names must be valid Kubernetes
- * names (SettingsInvalidError lists each bad one). Without
+ * Read the `kubernetes_*` settings. Their shape (DNS-1123 names, a readable
+ * kubeconfig) is the settings schema's to check, at start-up in both modes
+ * (shared/config/settings.ts), so nothing here can be invalid. Without
  * `kubernetes_kubeconfig` the control plane must run in a cluster
  * (`KUBERNETES_SERVICE_HOST` in `env`, which the composition root passes);
  * otherwise the runner is not configured, refused with the seeds' message.
@@ -117,21 +123,7 @@ export function kubernetesSettingsFrom(
   settings: Pick<Settings, KubernetesSettingKeys>,
   env: Readonly<Record<string, string | undefined>>,
 ): KubernetesSettings {
-  const problems: { path: string; message: string }[] = [];
-  if (!isDnsLabel(settings.kubernetes_namespace)) {
-    problems.push({ path: 'kubernetes_namespace', message: 'must be a DNS-1123 label (a-z, 0-9, -; ≤ 63)' });
-  }
-  if (!isDnsSubdomain(settings.kubernetes_service_account)) {
-    problems.push({ path: 'kubernetes_service_account', message: 'must be a DNS-1123 subdomain name' });
-  }
   const pullSecrets = settings.kubernetes_pull_secrets ?? [];
-  for (const name of pullSecrets) {
-    if (!isDnsSubdomain(name)) {
-      problems.push({ path: 'kubernetes_pull_secrets', message: `${name} is not a DNS-1123 subdomain name` });
-    }
-  }
-  if (problems.length > 0) throw new SettingsInvalidError(problems);
-
   const path = settings.kubernetes_kubeconfig?.trim();
   let kubeconfig: KubernetesSettings['kubeconfig'];
   if (path !== undefined && path !== '') kubeconfig = { kind: 'file', path };
@@ -181,7 +173,7 @@ export interface KubernetesLauncherOptions {
   readonly stuckAfterSeconds?: number;
   /** uid and gid of the runner container (default 10001, the runner images' `USER`). */
   readonly runAsUser?: number;
-  /** Most lines one `logs` call returns (default 500). */
+  /** Most lines one `logs` call returns, below the `limit` a caller asks for (tests use small pages). */
   readonly pageLines?: number;
   /** Timeout of one API request (default 30 s). */
   readonly requestTimeoutMs?: number;
@@ -382,22 +374,26 @@ export class KubernetesLauncher implements Launcher {
    * while it runs (an earlier attempt's lines are in the archive), the whole
    * archive once it is gone.
    */
-  async logs(handle: string, run: Run, cursor?: string): Promise<LogPage> {
+  async logs(handle: string, run: Run, cursor?: string, limit?: number): Promise<LogPage> {
     const h = this.#parse(handle);
+    const size = Math.min(
+      logPageSize(limit) ?? LOG_PAGE_DEFAULT_LINES,
+      this.#o.pageLines ?? LOG_PAGE_MAX_LINES,
+    );
     const at = cursor === undefined ? undefined : decodeLogCursor(cursor);
-    if (at?.kind === 'archive') return this.#archivePage(run.id, at.cursor);
+    if (at?.kind === 'archive') return this.#archivePage(run.id, at.cursor, size);
 
     if (at !== undefined && at.attempt !== h.attempt) {
       const earlier = podNameFor({ runId: run.id, attempt: at.attempt });
-      const page = await this.#archiveAfter(run.id, h.namespace, earlier, at.attempt, at.position);
+      const page = await this.#archiveAfter(run.id, h.namespace, earlier, at.attempt, at.position, size);
       if (page !== undefined) return page;
     }
     const position = at !== undefined && at.attempt === h.attempt ? at.position : START;
-    const live = await this.#livePage(h, position);
+    const live = await this.#livePage(h, position, size);
     if (live !== undefined) return live;
     // The pod is gone. From the start: the whole archive, every attempt behind its marker.
-    if (at === undefined) return this.#archivePage(run.id, undefined);
-    const archived = await this.#archiveAfter(run.id, h.namespace, h.pod, h.attempt, position);
+    if (at === undefined) return this.#archivePage(run.id, undefined, size);
+    const archived = await this.#archiveAfter(run.id, h.namespace, h.pod, h.attempt, position, size);
     if (archived !== undefined) return archived;
     // Gone without a trace in the archive: nothing more will come from this pod.
     return { lines: [], nextCursor: encodeLogCursor({ kind: 'pod', attempt: h.attempt, position }) };
@@ -627,10 +623,10 @@ export class KubernetesLauncher implements Launcher {
   // ---- logs -----------------------------------------------------------------
 
   /** One page of the pod's log after `position`; undefined when the pod is gone. */
-  async #livePage(h: KubernetesHandle, position: LogPosition): Promise<LogPage | undefined> {
+  async #livePage(h: KubernetesHandle, position: LogPosition, size: number): Promise<LogPage | undefined> {
     const read = await this.#readLog(h, position, { final: false });
     if (read === 'gone') return undefined;
-    const lines = read === 'not-started' ? [] : read.lines.slice(0, this.#o.pageLines ?? 500);
+    const lines = read === 'not-started' ? [] : read.lines.slice(0, size);
     const next = advance(position, lines);
     return {
       lines: lines.map((line, i) => ({
@@ -643,8 +639,8 @@ export class KubernetesLauncher implements Launcher {
     };
   }
 
-  async #archivePage(runId: string, cursor: string | undefined): Promise<LogPage> {
-    const page = await this.#o.archive.read(runId, cursor === undefined ? {} : { cursor });
+  async #archivePage(runId: string, cursor: string | undefined, limit: number): Promise<LogPage> {
+    const page = await this.#o.archive.read(runId, cursor === undefined ? { limit } : { cursor, limit });
     return { lines: page.lines, nextCursor: encodeLogCursor({ kind: 'archive', cursor: page.nextCursor }) };
   }
 
@@ -655,10 +651,11 @@ export class KubernetesLauncher implements Launcher {
     pod: string,
     attempt: number,
     position: LogPosition,
+    limit: number,
   ): Promise<LogPage | undefined> {
     const scan = await scanArchive(this.#o.archive, runId, markerText(namespace, pod, attempt), position);
     if (!scan.found || scan.resume === undefined) return undefined;
-    return this.#archivePage(runId, scan.resume.cursor);
+    return this.#archivePage(runId, scan.resume.cursor, limit);
   }
 
   /**

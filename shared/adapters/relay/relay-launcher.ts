@@ -30,8 +30,11 @@ export class RelayLauncher implements Launcher {
     return { state: 'self_reporting' };
   }
 
-  logs(_handle: string, run: Run, cursor?: string): Promise<LogPage> {
-    return this.logReader.read(run.id, cursor === undefined ? {} : { cursor });
+  logs(_handle: string, run: Run, cursor?: string, limit?: number): Promise<LogPage> {
+    return this.logReader.read(run.id, {
+      ...(cursor === undefined ? {} : { cursor }),
+      ...(limit === undefined ? {} : { limit }),
+    });
   }
 
   /** The cancel flag on the run is the signal: the relay polls it and stops the task. */

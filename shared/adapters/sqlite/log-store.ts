@@ -1,10 +1,14 @@
 import { ValidationError } from '../../domain/errors.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
-import type { LogLine, LogLineInput, LogPage, LogStore, LogStream } from '../../ports/log-store.ts';
+import {
+  type LogLine,
+  type LogLineInput,
+  type LogPage,
+  type LogStore,
+  type LogStream,
+  logPageSize,
+} from '../../ports/log-store.ts';
 import type { SqliteDatabase } from './database.ts';
-
-const DEFAULT_LIMIT = 500;
-const MAX_LIMIT = 5000;
 
 interface LineRow {
   readonly seq: number;
@@ -61,14 +65,14 @@ export class SqliteLogStore implements LogStore {
   }
 
   async read(runId: string, options: { cursor?: string; limit?: number } = {}): Promise<LogPage> {
-    const limit = options.limit ?? DEFAULT_LIMIT;
-    if (!Number.isInteger(limit) || limit < 1) {
+    const limit = logPageSize(options.limit);
+    if (limit === undefined) {
       throw new ValidationError('limit must be a positive integer', [
         { path: 'limit', message: 'must be a positive integer' },
       ]);
     }
     const after = options.cursor === undefined ? 0 : decodeCursor(options.cursor);
-    const rows = this.#page.all(runId, after, Math.min(limit, MAX_LIMIT));
+    const rows = this.#page.all(runId, after, limit);
     const lines: LogLine[] = rows.map((r) => ({ seq: r.seq, at: r.at, stream: r.stream, text: r.text }));
     return { lines, nextCursor: encodeCursor(lines.at(-1)?.seq ?? after) };
   }

@@ -48,7 +48,6 @@ describe('loadSettings', () => {
       k8s_runner_image: 'dtzar/helm-kubectl',
       ansible_ecs_assign_public_ip: false,
       ansible_ssh_key_secret: 'AWS_KEY',
-      local_storage_path: 'examples/playbooks',
       local_executor: 'auto',
       local_docker_cli: 'docker',
       relay_concurrency: 3,
@@ -406,5 +405,133 @@ describe('SettingsSchema', () => {
         'Kubernetes ECS runner is not configured: set ansible_ecs_subnet_id, ansible_ecs_execution_role_arn',
       missingKeys: ['ansible_ecs_subnet_id', 'ansible_ecs_execution_role_arn'],
     });
+  });
+});
+
+describe('loadSettings: every setting checked at start-up, naming its key', () => {
+  const kubeconfig = () =>
+    writeConfig(
+      `kubeconfig-${Math.random().toString(36).slice(2)}.yaml`,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters: [{ name: c, cluster: { server: "https://127.0.0.1:6443" } }]',
+        'users: [{ name: u, user: { token: do-not-quote-me } }]',
+        'contexts: [{ name: x, context: { cluster: c, user: u } }]',
+        'current-context: x',
+      ].join('\n'),
+    );
+
+  it.each([
+    ['KUBERNETES_NAMESPACE', 'Remote_Worker', 'kubernetes_namespace', 'DNS-1123 label'],
+    ['KUBERNETES_NAMESPACE', 'a'.repeat(64), 'kubernetes_namespace', 'DNS-1123 label'],
+    ['KUBERNETES_SERVICE_ACCOUNT', 'Task SA', 'kubernetes_service_account', 'DNS-1123 subdomain'],
+    [
+      'KUBERNETES_PULL_SECRETS',
+      'ok,Not OK',
+      'kubernetes_pull_secrets.1',
+      'Not OK is not a DNS-1123 subdomain',
+    ],
+  ])('refuses %s=%s, naming %s', (name, value, path, message) => {
+    const error = loadError({ env: { [name]: value } });
+
+    expect(error.problems).toEqual([{ path, message: expect.stringContaining(message) }]);
+    expect(error.problems[0]?.message).toContain(`from env ${name}`);
+  });
+
+  const ACI_SUBNET =
+    '/subscriptions/00000000-0000-4000-8000-000000000001/resourceGroups/net/providers/Microsoft.Network/virtualNetworks/vnet/subnets/aci-a';
+
+  it.each([
+    ['ANSIBLE_ECS_SUBNET_ID', 'subnet-0a1b2c3d,sg-0a1b2c3d', 'ansible_ecs_subnet_id'],
+    [
+      'ANSIBLE_ECS_SUBNET_ID',
+      'arn:aws:ec2:eu-west-1:123456789012:subnet/subnet-0a1b2c3d',
+      'ansible_ecs_subnet_id',
+    ],
+    ['ANSIBLE_ACI_SUBNET_ID', `${ACI_SUBNET},aci-b`, 'ansible_aci_subnet_id'],
+    ['GCP_ANSIBLE_VPC_CONNECTOR', 'RW_Connector', 'gcp_ansible_vpc_connector'],
+    ['GCP_ANSIBLE_VPC_CONNECTOR', 'projects/p/connectors/c', 'gcp_ansible_vpc_connector'],
+  ])('refuses a network id of the wrong shape: %s=%s', (name, value, path) => {
+    const error = loadError({ env: { [name]: value } });
+
+    expect(error.problems.map((p) => p.path)).toEqual([path]);
+    expect(error.problems[0]?.message).toContain(`from env ${name}`);
+  });
+
+  it('accepts the network ids the clouds hand out, alone or comma-separated', () => {
+    const settings = loadSettings({
+      env: {
+        ANSIBLE_ECS_SUBNET_ID: 'subnet-0a1b2c3d, subnet-0123456789abcdef0',
+        ANSIBLE_ACI_SUBNET_ID: ` ${ACI_SUBNET} ,${ACI_SUBNET.replace('aci-a', 'aci-b')},`,
+        GCP_ANSIBLE_VPC_CONNECTOR: 'rw-connector',
+      },
+    });
+
+    expect(settings.gcp_ansible_vpc_connector).toBe('rw-connector');
+    expect(
+      loadSettings({ env: { GCP_ANSIBLE_VPC_CONNECTOR: 'projects/p/locations/europe-west4/connectors/c1' } })
+        .gcp_ansible_vpc_connector,
+    ).toBe('projects/p/locations/europe-west4/connectors/c1');
+  });
+
+  it('refuses a kubernetes_kubeconfig that names no file, naming the key instead of a bare ENOENT', () => {
+    const missing = join(dir, 'no-such-kubeconfig.yaml');
+
+    const error = loadError({ env: { KUBERNETES_KUBECONFIG: missing } });
+
+    expect(error.problems).toEqual([
+      {
+        path: 'kubernetes_kubeconfig',
+        message: `names ${missing}, which does not exist (from env KUBERNETES_KUBECONFIG)`,
+      },
+    ]);
+  });
+
+  it.each([
+    ['not YAML', '{ [', 'is not YAML'],
+    ['not a kubeconfig', 'token: do-not-quote-me\n', 'lists no clusters'],
+    ['without a current context', 'clusters: [{ name: c }]\ntoken: do-not-quote-me\n', 'no current-context'],
+  ])('refuses a kubernetes_kubeconfig file that is %s, never quoting it', (_what, content, message) => {
+    const path = writeConfig(`bad-kubeconfig-${message.length}.yaml`, content);
+
+    const error = loadError({ env: { KUBERNETES_KUBECONFIG: path } });
+
+    expect(error.problems.map((p) => p.path)).toEqual(['kubernetes_kubeconfig']);
+    expect(error.message).toContain(message);
+    expect(error.message).not.toContain('do-not-quote-me');
+  });
+
+  it('accepts a readable kubeconfig', () => {
+    const path = kubeconfig();
+
+    expect(loadSettings({ env: { KUBERNETES_KUBECONFIG: path } }).kubernetes_kubeconfig).toBe(path);
+  });
+
+  it('refuses Password Safe half configured: the URL without the API key secret and the run-as user', () => {
+    const error = loadError({ env: { PASSWORD_SAFE_URL: 'https://ps.example/BeyondTrust/api/public/v3' } });
+
+    expect(error.problems.map((p) => p.path).sort()).toEqual([
+      'password_safe_api_key_secret',
+      'password_safe_runas',
+    ]);
+  });
+
+  it('lists a bad name and a missing kubeconfig in one error', () => {
+    const error = loadError({
+      env: { KUBERNETES_NAMESPACE: 'Bad_NS', KUBERNETES_KUBECONFIG: join(dir, 'absent.yaml') },
+    });
+
+    expect(error.problems.map((p) => p.path).sort()).toEqual([
+      'kubernetes_kubeconfig',
+      'kubernetes_namespace',
+    ]);
+  });
+
+  it('leaves a runner whose settings are simply absent to be refused at run time', () => {
+    const settings = loadSettings({ env: { K8S_RUNNER: 'kubernetes', ANSIBLE_RUNNER_GCP: 'gcp' } });
+
+    expect(settings.kubernetes_kubeconfig).toBeUndefined();
+    expect(settings.gcp_project_id).toBeUndefined();
   });
 });

@@ -11,6 +11,9 @@ describe('assetPathProblem', () => {
     'pkgs/agent-1.2.rpm',
     'pkgs/agent_1.2.deb',
     'say hello.sh',
+    // ZWNJ and ZWJ are part of how Persian and Indic names are written; they reorder nothing.
+    'فارسی\u200Cها/site.yml',
+    'übung/ñandú.yml',
   ])('accepts %s', (path) => {
     expect(assetPathProblem(path)).toBeUndefined();
   });
@@ -33,6 +36,14 @@ describe('assetPathProblem', () => {
     ['a\u0000b.yml', 'invalid'],
     ['line\nbreak.yml', 'invalid'],
     [' leading.yml', 'invalid'],
+    ['evil\u202Elmy.sh', 'invalid'],
+    ['a\u202Ab.yml', 'invalid'],
+    ['a\u2066b.yml', 'invalid'],
+    ['\uFEFFsite.yml', 'invalid'],
+    ['si\u200Bte.yml', 'invalid'],
+    ['a\u2028b.yml', 'invalid'],
+    ['a\u0085b.yml', 'invalid'],
+    ['a\u00ADb.yml', 'invalid'],
     [`${'a'.repeat(256)}.yml`, 'invalid'],
   ])('refuses %j (%s)', (path, code) => {
     expect(assetPathProblem(path)?.code).toBe(code);
