@@ -19,7 +19,12 @@ import { cpus, loadavg } from 'node:os';
 import { PassThrough } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { pipeLines } from '../runners/shim/main.ts';
-import { compileRedaction, DEFAULT_MASK, encodedPatterns, redactionPatterns } from '../shared/domain/redaction.ts';
+import {
+  compileRedaction,
+  DEFAULT_MASK,
+  encodedPatterns,
+  redactionPatterns,
+} from '../shared/domain/redaction.ts';
 
 function option(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
