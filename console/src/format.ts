@@ -7,10 +7,13 @@ export function duration(ms: number | undefined): string {
   return `${m} min ${Math.round(s % 60)} s`;
 }
 
+// One formatter for every date: `toLocaleString` builds a new one per call, which 1,000 rows feel.
+const DATE_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: 'short', timeStyle: 'medium' });
+
 export function when(iso: string | undefined): string {
   if (iso === undefined) return '—';
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+  return Number.isNaN(d.getTime()) ? iso : DATE_TIME.format(d);
 }
 
 export function bytes(n: number): string {
