@@ -12,7 +12,9 @@ const DIST = resolve(import.meta.dirname, '../dist');
 const BUDGET = 150 * 1024;
 
 const html = readFileSync(join(DIST, 'index.html'), 'utf8');
-const firstLoad = new Set([...html.matchAll(/(?:src|href)="\/(static\/[^"]+\.(?:js|css))"/g)].map((m) => m[1] ?? ''));
+const firstLoad = new Set(
+  [...html.matchAll(/(?:src|href)="\/(static\/[^"]+\.(?:js|css))"/g)].map((m) => m[1] ?? ''),
+);
 let total = 0;
 for (const name of readdirSync(join(DIST, 'static')).sort()) {
   const body = readFileSync(join(DIST, 'static', name));
@@ -24,7 +26,9 @@ for (const name of readdirSync(join(DIST, 'static')).sort()) {
     `${initial ? 'first load' : 'on demand '}  ${name.padEnd(32)} ${String(body.length).padStart(8)} B  gzip ${String(gz).padStart(7)} B  br ${String(br).padStart(7)} B\n`,
   );
 }
-process.stdout.write(`first-load JavaScript, gzip: ${(total / 1024).toFixed(1)} KB (budget ${BUDGET / 1024} KB)\n`);
+process.stdout.write(
+  `first-load JavaScript, gzip: ${(total / 1024).toFixed(1)} KB (budget ${BUDGET / 1024} KB)\n`,
+);
 if (total > BUDGET) {
   process.stderr.write('the console is over its first-load budget\n');
   process.exit(1);

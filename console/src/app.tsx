@@ -21,7 +21,8 @@ function page(route: Route) {
   const run = /^\/runs\/([^/]+)$/.exec(route.path);
   if (run?.[1]) return { title: 'Run', body: <RunDetailPage id={decodeURIComponent(run[1])} /> };
   const batch = /^\/batches\/([^/]+)$/.exec(route.path);
-  if (batch?.[1]) return { title: 'Batch', body: <RunsPage query={route.query} batch={decodeURIComponent(batch[1])} /> };
+  if (batch?.[1])
+    return { title: 'Batch', body: <RunsPage query={route.query} batch={decodeURIComponent(batch[1])} /> };
   switch (route.path) {
     case '/new':
       return { title: 'New run', body: <NewRunPage query={route.query} /> };
@@ -57,13 +58,10 @@ export function App() {
   const section = `/${route.path.split('/')[1] === 'batches' ? 'runs' : route.path.split('/')[1]}`;
   return (
     <>
-      <a class="skip" href="#main" onClick={(e) => {
-        // The hash is the router's: move focus without navigating.
-        e.preventDefault();
-        document.getElementById('main')?.focus();
-      }}>
+      {/* A button, not a link: the hash is the router's, so "#main" would be read as a route. */}
+      <button type="button" class="skip" onClick={() => document.getElementById('main')?.focus()}>
         Skip to content
-      </a>
+      </button>
       <header class="top">
         <span class="brand">Remote Worker</span>
         <nav aria-label="Main">
@@ -77,7 +75,7 @@ export function App() {
             ))}
           </ul>
         </nav>
-        <button type="button" class="secondary" onClick={() => session.signOut()}>
+        <button type="button" class="secondary sign-out" onClick={() => session.signOut()}>
           Sign out
         </button>
       </header>

@@ -6,7 +6,11 @@ import { asProblem, networkProblem, type Problem } from './api/client.ts';
  * component goes away. The next call waits for the previous one to finish, so
  * a slow API is never asked twice at once; a hidden tab is polled less often.
  */
-export function usePoll(tick: (signal: AbortSignal) => Promise<boolean | undefined>, everyMs: number, deps: unknown[]) {
+export function usePoll(
+  tick: (signal: AbortSignal) => Promise<boolean | undefined>,
+  everyMs: number,
+  deps: unknown[],
+) {
   const latest = useRef(tick);
   latest.current = tick;
   useEffect(() => {
@@ -27,7 +31,6 @@ export function usePoll(tick: (signal: AbortSignal) => Promise<boolean | undefin
       controller.abort();
       clearTimeout(timer);
     };
-    // biome-ignore lint/correctness/useExhaustiveDependencies: the caller names what restarts the poll
   }, deps);
 }
 
@@ -38,7 +41,9 @@ export interface Loaded<T> {
 }
 
 /** One GET whose answer a page shows, with its problem when it fails, and a way to ask again. */
-export function useLoad<T>(load: () => Promise<{ data?: T; error?: unknown; response: Response }>): Loaded<T> {
+export function useLoad<T>(
+  load: () => Promise<{ data?: T; error?: unknown; response: Response }>,
+): Loaded<T> {
   const [data, setData] = useState<T>();
   const [problem, setProblem] = useState<Problem>();
   const [round, setRound] = useState(0);

@@ -15,7 +15,10 @@ export function parseHash(hash: string): Route {
   const raw = hash.replace(/^#/, '') || '/runs';
   const at = raw.indexOf('?');
   const path = at === -1 ? raw : raw.slice(0, at);
-  return { path: path.startsWith('/') ? path : `/${path}`, query: new URLSearchParams(at === -1 ? '' : raw.slice(at + 1)) };
+  return {
+    path: path.startsWith('/') ? path : `/${path}`,
+    query: new URLSearchParams(at === -1 ? '' : raw.slice(at + 1)),
+  };
 }
 
 export function href(path: string, query: Record<string, string | undefined> = {}): string {

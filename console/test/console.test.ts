@@ -4,7 +4,15 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Api, client, type LocalProcess, newDataDir, REPO, startLocal } from '../../test/e2e/harness.ts';
-import { CONSOLE_DIST, expectAccessible, launch, newPage, pageErrors, screenshot, signIn } from './browser.ts';
+import {
+  CONSOLE_DIST,
+  expectAccessible,
+  launch,
+  newPage,
+  pageErrors,
+  screenshot,
+  signIn,
+} from './browser.ts';
 
 /**
  * The console in headless Chromium against a real local mode (`bin/local.ts`,
@@ -20,16 +28,19 @@ let browser: Browser;
 const TARGETS = {
   localhost: { kind: 'vm', cloud: 'local', name: 'localhost', address: '127.0.0.1', connection: 'local' },
   // Nothing listens on port 1: ansible fails this host (unreachable) quickly.
-  unreachable: { kind: 'vm', cloud: 'local', name: 'unreachable', address: '127.0.0.1', port: 1, connection: 'ssh' },
+  unreachable: {
+    kind: 'vm',
+    cloud: 'local',
+    name: 'unreachable',
+    address: '127.0.0.1',
+    port: 1,
+    connection: 'ssh',
+  },
   // ECS is selected for AWS but not configured in this local mode: the runner rules refuse this host.
   'aws-vm': { kind: 'vm', cloud: 'aws', name: 'aws vm', address: '10.0.0.5', connection: 'ssh' },
   desk: { kind: 'virtual_desktop', cloud: 'azure', name: 'seat 12' },
   k3s: { kind: 'cluster', cloud: 'local', name: 'k3s lab', provider: 'k3s' },
 } as const;
-
-async function stateOf(page: Page): Promise<string> {
-  return (await page.getByTestId('run-state').textContent())?.trim() ?? '';
-}
 
 async function waitForState(page: Page, state: string, timeout = 60_000): Promise<void> {
   await page.getByTestId('run-state').getByText(state, { exact: true }).waitFor({ timeout });
@@ -91,7 +102,9 @@ describe('console: runs', () => {
     await page.getByRole('link', { name: 'New run' }).first().click();
     await page.getByLabel('Kind').selectOption('vm');
     // Targets are grouped by cloud; rows of another kind are disabled with the reason.
-    await expect.poll(() => page.getByRole('group', { name: 'On-premises' }).getByRole('radio').count()).toBe(3);
+    await expect
+      .poll(() => page.getByRole('group', { name: 'On-premises' }).getByRole('radio').count())
+      .toBe(3);
     expect(await page.getByRole('radio', { name: /k3s lab/ }).isDisabled()).toBe(true);
     expect(await page.getByRole('radio', { name: /seat 12/ }).isDisabled()).toBe(true);
     await page.getByRole('radio', { name: /^localhost/ }).check();
@@ -167,7 +180,10 @@ describe('console: runs', () => {
     await page.getByRole('radio', { name: /scripts\/disk-report\.sh/ }).check();
     await page.getByText('The selected asset is not a playbook.').first().waitFor();
     await page.getByLabel('Extra vars (YAML or JSON)').fill('- just\n- a list');
-    await page.getByText(/must be a mapping/).first().waitFor();
+    await page
+      .getByText(/must be a mapping/)
+      .first()
+      .waitFor();
     const before = (await api('GET', '/runs?limit=100')).body.runs.length;
     await page.getByRole('button', { name: 'Submit run' }).click();
     await page.getByRole('alert').filter({ hasText: 'Nothing was sent' }).first().waitFor();
@@ -196,7 +212,16 @@ describe('console: batches', () => {
     await page.waitForURL(/#\/batches\/[0-9A-Z]+$/);
     const batchId = decodeURIComponent(page.url().split('/batches/')[1] ?? '');
     // The per-target refusal is named as the API gave it, while the rest run.
-    await expect.poll(() => page.getByRole('status').filter({ hasText: 'were refused' }).or(page.getByRole('status').filter({ hasText: 'was refused' })).first().textContent()).toContain('aws-vm');
+    await expect
+      .poll(() =>
+        page
+          .getByRole('status')
+          .filter({ hasText: 'were refused' })
+          .or(page.getByRole('status').filter({ hasText: 'was refused' }))
+          .first()
+          .textContent(),
+      )
+      .toContain('aws-vm');
     await page.getByText('complete', { exact: true }).waitFor({ timeout: 90_000 });
     await expect.poll(() => page.locator('[data-count="succeeded"]').textContent()).toBe('1');
     expect(await page.getByRole('button', { name: 'Retry failed (2)' }).isEnabled()).toBe(true);
@@ -208,14 +233,23 @@ describe('console: batches', () => {
     const retried = decodeURIComponent(page.url().split('/batches/')[1] ?? '');
     const rollup = await api('GET', `/batches/${retried}`);
     expect(rollup.body.retryOf).toBe(batchId);
-    expect(rollup.body.runs.map((r: { targetId: string }) => r.targetId).sort()).toEqual(['aws-vm', 'unreachable']);
+    expect(rollup.body.runs.map((r: { targetId: string }) => r.targetId).sort()).toEqual([
+      'aws-vm',
+      'unreachable',
+    ]);
     await page.getByText('complete', { exact: true }).waitFor({ timeout: 90_000 });
     await screenshot(page, 'batch-retry');
     await context.close();
   }, 240_000);
 
   it('shows a whole-request refusal with every offending target', async () => {
-    await api('PUT', '/targets/doomed', { kind: 'vm', cloud: 'local', name: 'doomed', address: '127.0.0.1', connection: 'local' });
+    await api('PUT', '/targets/doomed', {
+      kind: 'vm',
+      cloud: 'local',
+      name: 'doomed',
+      address: '127.0.0.1',
+      connection: 'local',
+    });
     const { context, page } = await newPage(browser);
     await signIn(page, local.url, local.token);
     await page.goto(`${local.url}/#/inventory`);
@@ -227,7 +261,9 @@ describe('console: batches', () => {
     await page.getByRole('button', { name: 'Queue batch (2)' }).click();
     const alert = page.getByRole('alert').filter({ hasText: 'The batch was refused' });
     await alert.first().waitFor();
-    await expect.poll(() => alert.getByRole('list', { name: 'Refused targets' }).first().textContent()).toContain('doomed');
+    await expect
+      .poll(() => alert.getByRole('list', { name: 'Refused targets' }).first().textContent())
+      .toContain('doomed');
     await expect.poll(() => page.locator('tr.refused-row').first().textContent()).toContain('doomed');
     await screenshot(page, 'inventory-refused');
     await context.close();
@@ -256,13 +292,19 @@ describe('console: assets', () => {
     await page.getByRole('button', { name: 'Upload' }).click();
     await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('already exists');
 
-    await page.getByRole('link', { name: 'Run it' }).or(page.getByRole('link', { name: 'Run console/console-upload.sh' })).first().click();
+    await page
+      .getByRole('link', { name: 'Run it' })
+      .or(page.getByRole('link', { name: 'Run console/console-upload.sh' }))
+      .first()
+      .click();
     expect(await page.getByRole('radio', { name: /console\/console-upload\.sh/ }).isChecked()).toBe(true);
     await page.getByRole('radio', { name: /^localhost/ }).check();
     await page.getByRole('button', { name: 'Submit run' }).click();
     await page.waitForURL(/#\/runs\/[0-9A-Z]+$/);
     await waitForState(page, 'succeeded');
-    await expect.poll(() => page.getByRole('log').textContent(), { timeout: 15_000 }).toContain('uploaded by the console');
+    await expect
+      .poll(() => page.getByRole('log').textContent(), { timeout: 15_000 })
+      .toContain('uploaded by the console');
     await context.close();
   }, 90_000);
 });
@@ -270,7 +312,9 @@ describe('console: assets', () => {
 describe('console: accessibility and layout', () => {
   it('has no serious or critical axe violation on any page, light and dark, wide and narrow', async () => {
     const runs = await api('GET', '/runs?state=succeeded&limit=1');
-    const batch = (await api('GET', '/runs?limit=100')).body.runs.find((r: { batchId?: string }) => r.batchId)?.batchId;
+    const batch = (await api('GET', '/runs?limit=100')).body.runs.find(
+      (r: { batchId?: string }) => r.batchId,
+    )?.batchId;
     expect(batch).toBeTruthy();
     const pages: Record<string, string> = {
       runs: '#/runs',
@@ -296,7 +340,9 @@ describe('console: accessibility and layout', () => {
           await expectAccessible(page, `${name} ${scheme} ${width}`);
           await screenshot(page, `${name}-${scheme}-${width}`);
           // Narrow screens: the page itself never scrolls sideways (tables scroll in their own region).
-          const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+          const overflow = await page.evaluate(
+            () => document.documentElement.scrollWidth - window.innerWidth,
+          );
           expect(overflow, `${name} ${scheme} ${width} scrolls sideways`).toBeLessThanOrEqual(0);
         }
         expect(pageErrors(page)).toEqual([]);
@@ -345,7 +391,11 @@ describe('console: performance', () => {
     const started = Date.now();
     while ((await page.getByRole('button', { name: 'Load more' }).count()) > 0) {
       await page.getByRole('button', { name: 'Load more' }).click();
-      await page.getByRole('button', { name: 'Load more' }).or(page.getByText(/\d+ runs shown/)).first().waitFor();
+      await page
+        .getByRole('button', { name: 'Load more' })
+        .or(page.getByText(/\d+ runs shown/))
+        .first()
+        .waitFor();
       await page.waitForFunction(() => !document.querySelector('.list-foot button[disabled]'));
     }
     const loadedMs = Date.now() - started;
@@ -355,7 +405,9 @@ describe('console: performance', () => {
     await page.getByLabel('Batch id').pressSequentially('abcdefgh');
     const typingMs = Date.now() - typed;
     const longest = await page.evaluate(() => (window as unknown as { longest: number }).longest);
-    process.stdout.write(`runs page: 1,000 rows in ${loadedMs} ms; 8 keystrokes in ${typingMs} ms; longest task ${longest.toFixed(0)} ms\n`);
+    process.stdout.write(
+      `runs page: 1,000 rows in ${loadedMs} ms; 8 keystrokes in ${typingMs} ms; longest task ${longest.toFixed(0)} ms\n`,
+    );
     // Generous for a shared, loaded CI host; a non-memoised 1,000-row render measured 690 ms here.
     expect(longest).toBeLessThan(500);
     await screenshot(page, 'runs-1000');
@@ -374,10 +426,17 @@ describe('console: performance', () => {
       const from = Number(new URL(route.request().url()).searchParams.get('cursor') ?? 0);
       const to = Math.min(LINES, from + PAGE);
       const lines = [];
-      for (let seq = from; seq < to; seq++) lines.push({ seq, at: run.createdAt, stream: 'stdout', text: text(seq) });
+      for (let seq = from; seq < to; seq++)
+        lines.push({ seq, at: run.createdAt, stream: 'stdout', text: text(seq) });
       return route.fulfill({
         contentType: 'application/json',
-        body: JSON.stringify({ runId: run.id, state: 'succeeded', complete: to >= LINES, lines, nextCursor: String(to) }),
+        body: JSON.stringify({
+          runId: run.id,
+          state: 'succeeded',
+          complete: to >= LINES,
+          lines,
+          nextCursor: String(to),
+        }),
       });
     });
     await page.evaluate(() => {
@@ -404,7 +463,9 @@ describe('console: performance', () => {
     expect(await log.getAttribute('data-follow')).toBe('false');
     await page.getByRole('button', { name: 'Follow latest' }).waitFor();
     const longest = await page.evaluate(() => (window as unknown as { longest: number }).longest);
-    process.stdout.write(`log: 50 MB (500,000 lines) in ${loadedMs} ms, ${rendered} rows in the DOM, longest task ${longest.toFixed(0)} ms\n`);
+    process.stdout.write(
+      `log: 50 MB (500,000 lines) in ${loadedMs} ms, ${rendered} rows in the DOM, longest task ${longest.toFixed(0)} ms\n`,
+    );
     expect(longest).toBeLessThan(500);
     await screenshot(page, 'log-50mb');
     await context.close();

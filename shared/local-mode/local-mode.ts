@@ -198,7 +198,9 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
 
   const site = loadStaticSite(CONSOLE_DIST);
   if (site === undefined) {
-    logger.warn('the web console is not built; `/` serves nothing', { build: 'npm run build --prefix console' });
+    logger.warn('the web console is not built; `/` serves nothing', {
+      build: 'npm run build --prefix console',
+    });
   }
   const server = createApiServer(handlers, {
     authenticate: apiDeps.authenticate,

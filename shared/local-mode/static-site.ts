@@ -93,7 +93,10 @@ export function loadStaticSite(dir: string): ReadonlyMap<string, StaticFile> | u
     for (const entry of readdirSync(assets, { withFileTypes: true })) {
       // Only plain files with plain names: no symlinks, folders or names that would need escaping.
       if (!entry.isFile() || !/^[A-Za-z0-9._-]+$/.test(entry.name) || entry.name.startsWith('.')) continue;
-      files.set(`/static/${entry.name}`, load(join(assets, entry.name), 'public, max-age=31536000, immutable'));
+      files.set(
+        `/static/${entry.name}`,
+        load(join(assets, entry.name), 'public, max-age=31536000, immutable'),
+      );
     }
   }
   return files;

@@ -18,7 +18,10 @@ export async function checkExtraVars(text: string): Promise<ExtraVarsCheck> {
     return { ok: false, message: error instanceof Error ? error.message : String(error) };
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return { ok: false, message: 'Extra vars must be a mapping of names to values (for example `seconds: 5`).' };
+    return {
+      ok: false,
+      message: 'Extra vars must be a mapping of names to values (for example `seconds: 5`).',
+    };
   }
   const bad = Object.keys(value).filter((k) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(k));
   if (bad.length > 0) return { ok: false, message: `Not a valid variable name: ${bad.join(', ')}` };

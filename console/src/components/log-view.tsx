@@ -16,7 +16,6 @@ function LineText({ text }: { text: string }) {
   return (
     <>
       {parts.map((part, i) => (
-        // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one immutable line never reorder
         <span key={i}>
           {part}
           {i < parts.length - 1 && (
@@ -84,7 +83,6 @@ export function LogView({ runId, onEnded }: { runId: string; onEnded?: () => voi
       controller.abort();
       clearTimeout(timer);
     };
-    // biome-ignore lint/correctness/useExhaustiveDependencies: onEnded is a notification, not an input
   }, [runId]);
 
   useEffect(() => {
@@ -125,7 +123,11 @@ export function LogView({ runId, onEnded }: { runId: string; onEnded?: () => voi
         <h2 id="log-h">Output</h2>
         <span class="hint" role="status">
           {count} line{count === 1 ? '' : 's'} ·{' '}
-          {status === 'complete' ? 'complete' : status === 'error' ? 'could not read the log; retrying' : 'following'}
+          {status === 'complete'
+            ? 'complete'
+            : status === 'error'
+              ? 'could not read the log; retrying'
+              : 'following'}
         </span>
         {!follow && (
           <button type="button" class="secondary" onClick={jumpToEnd}>
@@ -137,6 +139,7 @@ export function LogView({ runId, onEnded }: { runId: string; onEnded?: () => voi
         class="log-box"
         ref={box}
         onScroll={onScroll}
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: the output scrolls; the keyboard must be able to scroll it
         tabIndex={0}
         role="log"
         aria-live="off"
@@ -152,7 +155,9 @@ export function LogView({ runId, onEnded }: { runId: string; onEnded?: () => voi
             ))}
           </div>
         </div>
-        {count === 0 && <p class="hint log-empty">{status === 'complete' ? 'No output.' : 'Waiting for output…'}</p>}
+        {count === 0 && (
+          <p class="hint log-empty">{status === 'complete' ? 'No output.' : 'Waiting for output…'}</p>
+        )}
       </div>
     </section>
   );

@@ -39,7 +39,9 @@ export function whyNot(target: Target, kind: RunKind): string | undefined {
 export function describeTarget(t: Target): string {
   switch (t.kind) {
     case 'vm':
-      return [t.address ?? (t.node ? `${t.node}/${t.vmid}` : ''), t.connection, t.os].filter(Boolean).join(' · ');
+      return [t.address ?? (t.node ? `${t.node}/${t.vmid}` : ''), t.connection, t.os]
+        .filter(Boolean)
+        .join(' · ');
     case 'cluster':
       return [t.provider, t.region, t.clusterName].filter(Boolean).join(' · ');
     case 'database':
@@ -87,10 +89,8 @@ export function TargetPicker({
           const rows = shown.filter((t) => t.cloud === cloud);
           if (rows.length === 0) return null;
           return (
-            <div role="group" aria-labelledby={`cloud-${cloud}`} key={cloud} class="picker-group">
-              <div class="picker-group-label" id={`cloud-${cloud}`}>
-                {CLOUD_LABEL[cloud]}
-              </div>
+            <fieldset key={cloud} class="picker-group">
+              <legend class="picker-group-label">{CLOUD_LABEL[cloud]}</legend>
               {rows.map((t) => {
                 const reason = whyNot(t, kind);
                 return (
@@ -111,7 +111,7 @@ export function TargetPicker({
                   </label>
                 );
               })}
-            </div>
+            </fieldset>
           );
         })}
         {shown.length === 0 && <p class="hint">No targets{needle ? ' match' : ' registered'}.</p>}
@@ -148,7 +148,13 @@ export function AssetPicker({
       <div class="picker-list">
         {shown.map((a) => (
           <label key={a.path} class="option">
-            <input type="radio" name={name} value={a.path} checked={value === a.path} onChange={() => onChange(a.path)} />
+            <input
+              type="radio"
+              name={name}
+              value={a.path}
+              checked={value === a.path}
+              onChange={() => onChange(a.path)}
+            />
             <span>
               <AssetBadge type={a.type} /> <code>{a.path}</code>
             </span>

@@ -21,12 +21,13 @@ export function SecretBindings({
   return (
     <fieldset class="bindings">
       <legend>Secret bindings</legend>
-      {bindings.length === 0 && <p class="hint">None. A binding puts a stored secret in a variable at launch.</p>}
+      {bindings.length === 0 && (
+        <p class="hint">None. A binding puts a stored secret in a variable at launch.</p>
+      )}
       {bindings.map((b, i) => {
         const varError = fieldError(problem, `body.secrets.${i}.var`);
         const secretError = fieldError(problem, `body.secrets.${i}.secret`);
         return (
-          // biome-ignore lint/suspicious/noArrayIndexKey: rows are edited in place; the index is their identity
           <div class="binding-row" key={i}>
             <label>
               Variable
@@ -37,7 +38,11 @@ export function SecretBindings({
                 aria-invalid={varError ? 'true' : undefined}
                 aria-describedby={varError ? `secret-${i}-var-error` : undefined}
               />
-              {varError && <span class="field-error" id={`secret-${i}-var-error`}>{varError}</span>}
+              {varError && (
+                <span class="field-error" id={`secret-${i}-var-error`}>
+                  {varError}
+                </span>
+              )}
             </label>
             <label>
               Secret name
@@ -48,7 +53,11 @@ export function SecretBindings({
                 aria-invalid={secretError ? 'true' : undefined}
                 aria-describedby={secretError ? `secret-${i}-secret-error` : undefined}
               />
-              {secretError && <span class="field-error" id={`secret-${i}-secret-error`}>{secretError}</span>}
+              {secretError && (
+                <span class="field-error" id={`secret-${i}-secret-error`}>
+                  {secretError}
+                </span>
+              )}
             </label>
             <button
               type="button"
@@ -61,7 +70,11 @@ export function SecretBindings({
           </div>
         );
       })}
-      <button type="button" class="secondary" onClick={() => onChange([...bindings, { var: '', secret: '' }])}>
+      <button
+        type="button"
+        class="secondary"
+        onClick={() => onChange([...bindings, { var: '', secret: '' }])}
+      >
         Add secret binding
       </button>
     </fieldset>

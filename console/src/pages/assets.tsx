@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, asProblem, networkProblem, type Problem } from '../api/client.ts';
 import { AssetBadge } from '../components/badges.tsx';
 import { FieldMessage, fieldError, ProblemView } from '../components/problem.tsx';
+import { ScrollRegion } from '../components/scroll-region.tsx';
 import { bytes } from '../format.ts';
 import { useLoad } from '../hooks.ts';
 import { href } from '../router.ts';
@@ -13,7 +14,8 @@ function toBase64(buffer: ArrayBuffer): string {
   const view = new Uint8Array(buffer);
   let binary = '';
   // In slices: String.fromCharCode with one argument per byte overflows the stack on megabytes.
-  for (let i = 0; i < view.length; i += 0x8000) binary += String.fromCharCode(...view.subarray(i, i + 0x8000));
+  for (let i = 0; i < view.length; i += 0x8000)
+    binary += String.fromCharCode(...view.subarray(i, i + 0x8000));
   return btoa(binary);
 }
 
@@ -62,7 +64,8 @@ export function AssetsPage() {
       <form class="card" onSubmit={upload} aria-labelledby="upload-h">
         <h2 id="upload-h">Upload</h2>
         <p class="hint">
-          Playbooks (.yml, .yaml), scripts (.sh, .ps1) and packages (.rpm, .deb) go to the active storage backend.
+          Playbooks (.yml, .yaml), scripts (.sh, .ps1) and packages (.rpm, .deb) go to the active storage
+          backend.
         </p>
         <div class="row">
           <div class="field">
@@ -96,7 +99,11 @@ export function AssetsPage() {
           </div>
         </div>
         <label class="check">
-          <input type="checkbox" checked={overwrite} onChange={(e) => setOverwrite(e.currentTarget.checked)} />
+          <input
+            type="checkbox"
+            checked={overwrite}
+            onChange={(e) => setOverwrite(e.currentTarget.checked)}
+          />
           Replace an asset already at this path
         </label>
         {problem && <ProblemView problem={problem} />}
@@ -110,7 +117,7 @@ export function AssetsPage() {
         </button>
       </form>
       {list.problem && <ProblemView problem={list.problem} heading="Assets could not be listed" />}
-      <div class="table-wrap" role="region" aria-label="Assets table" tabIndex={0}>
+      <ScrollRegion label="Assets table">
         <table>
           <thead>
             <tr>
@@ -141,7 +148,7 @@ export function AssetsPage() {
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollRegion>
     </section>
   );
 }

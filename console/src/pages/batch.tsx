@@ -39,7 +39,9 @@ export function BatchPanel({ batchId }: { batchId: string }) {
   async function retry() {
     setRetrying(true);
     try {
-      const { data, error, response } = await api.POST('/batches/{id}/retry', { params: { path: { id: batchId } } });
+      const { data, error, response } = await api.POST('/batches/{id}/retry', {
+        params: { path: { id: batchId } },
+      });
       if (data) {
         setFlash({ batchId: data.batchId, failed: data.failed, queued: data.runs.length });
         navigate(`/batches/${encodeURIComponent(data.batchId)}`);
@@ -82,7 +84,8 @@ export function BatchPanel({ batchId }: { batchId: string }) {
             {rollup.retryOf && (
               <>
                 {' '}
-                · retry of <a href={href(`/batches/${encodeURIComponent(rollup.retryOf)}`)}>{rollup.retryOf}</a>
+                · retry of{' '}
+                <a href={href(`/batches/${encodeURIComponent(rollup.retryOf)}`)}>{rollup.retryOf}</a>
               </>
             )}
             {' · '}

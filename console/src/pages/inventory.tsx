@@ -3,6 +3,7 @@ import { api, asProblem, networkProblem, type Problem, type RunKind, type Target
 import { checkExtraVars, ExtraVarsField } from '../components/extra-vars.tsx';
 import { AssetPicker, CLOUD_LABEL, describeTarget } from '../components/pickers.tsx';
 import { ProblemView } from '../components/problem.tsx';
+import { ScrollRegion } from '../components/scroll-region.tsx';
 import { type Binding, SecretBindings } from '../components/secret-bindings.tsx';
 import { setFlash } from '../flash.ts';
 import { useLoad } from '../hooks.ts';
@@ -113,7 +114,7 @@ export function InventoryPage() {
     <section aria-labelledby="inv-h">
       <h1 id="inv-h">Inventory</h1>
       {list.problem && <ProblemView problem={list.problem} heading="The registry could not be read" />}
-      <div class="filters" role="search" aria-label="Filter the inventory">
+      <form class="filters" aria-label="Filter the inventory" onSubmit={(e) => e.preventDefault()}>
         <label>
           Search
           <input type="search" value={text} onInput={(e) => setText(e.currentTarget.value)} />
@@ -147,11 +148,11 @@ export function InventoryPage() {
             Clear selection
           </button>
         )}
-      </div>
+      </form>
       <p class="hint" aria-live="polite">
         {selected.length} of {MAX_BATCH} selected{lockedKind ? ` · ${lockedKind} rows only` : ''}
       </p>
-      <div class="table-wrap" role="region" aria-label="Inventory table" tabIndex={0}>
+      <ScrollRegion label="Inventory table">
         <table>
           <thead>
             <tr>
@@ -198,8 +199,10 @@ export function InventoryPage() {
             })}
           </tbody>
         </table>
-      </div>
-      {problem && <ProblemView problem={problem} heading={problem.targets ? 'The batch was refused' : undefined} />}
+      </ScrollRegion>
+      {problem && (
+        <ProblemView problem={problem} heading={problem.targets ? 'The batch was refused' : undefined} />
+      )}
       {selected.length > 0 && (
         <form class="card run-panel" onSubmit={queue} aria-labelledby="panel-h">
           <h2 id="panel-h">
@@ -207,7 +210,11 @@ export function InventoryPage() {
           </h2>
           <div class="field">
             <label for="batch-kind">Run kind</label>
-            <select id="batch-kind" value={chosenKind} onChange={(e) => setRunKind(e.currentTarget.value as RunKind)}>
+            <select
+              id="batch-kind"
+              value={chosenKind}
+              onChange={(e) => setRunKind(e.currentTarget.value as RunKind)}
+            >
               {kinds.map((k) => (
                 <option key={k} value={k}>
                   {k}
@@ -215,7 +222,12 @@ export function InventoryPage() {
               ))}
             </select>
           </div>
-          <AssetPicker assets={assets.data?.assets ?? []} value={asset} onChange={setAsset} name="batch-asset" />
+          <AssetPicker
+            assets={assets.data?.assets ?? []}
+            value={asset}
+            onChange={setAsset}
+            name="batch-asset"
+          />
           <ExtraVarsField
             id="batch-vars"
             text={varsText}
@@ -232,7 +244,12 @@ export function InventoryPage() {
             )}
             <div class="field">
               <label for="batch-timeout">Timeout in seconds (optional)</label>
-              <input id="batch-timeout" inputMode="numeric" value={timeout} onInput={(e) => setTimeoutText(e.currentTarget.value)} />
+              <input
+                id="batch-timeout"
+                inputMode="numeric"
+                value={timeout}
+                onInput={(e) => setTimeoutText(e.currentTarget.value)}
+              />
             </div>
           </div>
           <button type="submit" disabled={busy}>

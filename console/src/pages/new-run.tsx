@@ -17,9 +17,18 @@ import { useLoad } from '../hooks.ts';
 import { href, navigate } from '../router.ts';
 
 type Operation = NonNullable<SubmitRunRequest['operation']>;
-const ACTIONS: readonly Operation['action'][] = ['apply', 'delete', 'get_secret', 'helm_repo_add', 'helm_upgrade'];
+const ACTIONS: readonly Operation['action'][] = [
+  'apply',
+  'delete',
+  'get_secret',
+  'helm_repo_add',
+  'helm_upgrade',
+];
 /** The fields each kubectl/helm action takes, in the order the form shows them. */
-const ACTION_FIELDS: Record<Operation['action'], readonly { key: string; label: string; required: boolean }[]> = {
+const ACTION_FIELDS: Record<
+  Operation['action'],
+  readonly { key: string; label: string; required: boolean }[]
+> = {
   apply: [{ key: 'namespace', label: 'Namespace', required: false }],
   delete: [{ key: 'namespace', label: 'Namespace', required: false }],
   get_secret: [
@@ -41,7 +50,9 @@ const ACTION_FIELDS: Record<Operation['action'], readonly { key: string; label: 
 export function NewRunPage({ query }: { query: URLSearchParams }) {
   const targets = useLoad(() => api.GET('/targets'));
   const assets = useLoad(() => api.GET('/assets'));
-  const [kind, setKind] = useState<RunKind>((RUN_KINDS as string[]).includes(query.get('kind') ?? '') ? (query.get('kind') as RunKind) : 'vm');
+  const [kind, setKind] = useState<RunKind>(
+    (RUN_KINDS as string[]).includes(query.get('kind') ?? '') ? (query.get('kind') as RunKind) : 'vm',
+  );
   const [targetId, setTargetId] = useState(query.get('target') ?? '');
   const [asset, setAsset] = useState(query.get('asset') ?? '');
   const [varsText, setVarsText] = useState('');
@@ -69,11 +80,19 @@ export function NewRunPage({ query }: { query: URLSearchParams }) {
     const local: { path: string; message: string }[] = [];
     if (!vars.ok) local.push({ path: 'body.extraVars', message: vars.message });
     if (needsTarget && !chosenTarget) local.push({ path: 'body.targetId', message: 'Pick a target' });
-    if (chosenTarget && whyNot(chosenTarget, kind)) local.push({ path: 'body.targetId', message: whyNot(chosenTarget, kind) ?? '' });
+    if (chosenTarget && whyNot(chosenTarget, kind))
+      local.push({ path: 'body.targetId', message: whyNot(chosenTarget, kind) ?? '' });
     if (asset === '') local.push({ path: 'body.asset', message: 'Pick an asset' });
-    if (timeout !== '' && !/^[1-9]\d*$/.test(timeout)) local.push({ path: 'body.timeoutSeconds', message: 'Whole seconds, at least 1' });
+    if (timeout !== '' && !/^[1-9]\d*$/.test(timeout))
+      local.push({ path: 'body.timeoutSeconds', message: 'Whole seconds, at least 1' });
     if (local.length > 0) {
-      setProblem({ type: 'about:blank', title: 'Check the form', status: 0, detail: 'Nothing was sent.', errors: local });
+      setProblem({
+        type: 'about:blank',
+        title: 'Check the form',
+        status: 0,
+        detail: 'Nothing was sent.',
+        errors: local,
+      });
       return;
     }
     const body: SubmitRunRequest = {
@@ -143,7 +162,11 @@ export function NewRunPage({ query }: { query: URLSearchParams }) {
             <legend>Operation</legend>
             <div class="field">
               <label for="action">Action</label>
-              <select id="action" value={action} onChange={(e) => setAction(e.currentTarget.value as Operation['action'])}>
+              <select
+                id="action"
+                value={action}
+                onChange={(e) => setAction(e.currentTarget.value as Operation['action'])}
+              >
                 {ACTIONS.map((a) => (
                   <option key={a} value={a}>
                     {a}

@@ -74,7 +74,9 @@ export function RunDetailPage({ id }: { id: string }) {
   if (!run) {
     return (
       <section>
-        <h1>Run <code>{id}</code></h1>
+        <h1>
+          Run <code>{id}</code>
+        </h1>
         {problem ? <ProblemView problem={problem} /> : <p>Loading…</p>}
       </section>
     );
@@ -104,29 +106,87 @@ export function RunDetailPage({ id }: { id: string }) {
       )}
       <div class="grid">
         <dl class="kv card">
-          <div><dt>Kind</dt><dd>{run.kind}</dd></div>
-          <div><dt>Target</dt><dd>{run.targetId ?? '—'}</dd></div>
-          <div><dt>Asset</dt><dd><code>{run.asset}</code></dd></div>
-          <div><dt>Runner</dt><dd>{run.runner ?? '—'}{run.image ? ` · ${run.image}` : ''}</dd></div>
-          <div><dt>Exit code</dt><dd data-testid="exit-code">{run.exitCode ?? '—'}</dd></div>
-          <div><dt>Requested by</dt><dd>{run.requestedBy}</dd></div>
-          <div><dt>Timeout</dt><dd>{duration(run.timeoutSeconds * 1000)}</dd></div>
-          {run.sshUser && <div><dt>SSH user</dt><dd>{run.sshUser}</dd></div>}
-          {run.managedAccount && <div><dt>Managed account</dt><dd>{run.managedAccount}</dd></div>}
+          <div>
+            <dt>Kind</dt>
+            <dd>{run.kind}</dd>
+          </div>
+          <div>
+            <dt>Target</dt>
+            <dd>{run.targetId ?? '—'}</dd>
+          </div>
+          <div>
+            <dt>Asset</dt>
+            <dd>
+              <code>{run.asset}</code>
+            </dd>
+          </div>
+          <div>
+            <dt>Runner</dt>
+            <dd>
+              {run.runner ?? '—'}
+              {run.image ? ` · ${run.image}` : ''}
+            </dd>
+          </div>
+          <div>
+            <dt>Exit code</dt>
+            <dd data-testid="exit-code">{run.exitCode ?? '—'}</dd>
+          </div>
+          <div>
+            <dt>Requested by</dt>
+            <dd>{run.requestedBy}</dd>
+          </div>
+          <div>
+            <dt>Timeout</dt>
+            <dd>{duration(run.timeoutSeconds * 1000)}</dd>
+          </div>
+          {run.sshUser && (
+            <div>
+              <dt>SSH user</dt>
+              <dd>{run.sshUser}</dd>
+            </div>
+          )}
+          {run.managedAccount && (
+            <div>
+              <dt>Managed account</dt>
+              <dd>{run.managedAccount}</dd>
+            </div>
+          )}
           {run.batchId && (
             <div>
               <dt>Batch</dt>
-              <dd><a href={href(`/batches/${encodeURIComponent(run.batchId)}`)}>{run.batchId}</a></dd>
+              <dd>
+                <a href={href(`/batches/${encodeURIComponent(run.batchId)}`)}>{run.batchId}</a>
+              </dd>
             </div>
           )}
-          <div><dt>Attempt</dt><dd>{run.attempt}</dd></div>
+          <div>
+            <dt>Attempt</dt>
+            <dd>{run.attempt}</dd>
+          </div>
         </dl>
         <dl class="kv card" aria-label="Timings">
-          <div><dt>Queue wait</dt><dd>{duration(t.queueWaitMs)}</dd></div>
-          <div><dt>Launch latency</dt><dd>{duration(t.launchLatencyMs)}</dd></div>
-          <div><dt>Start latency</dt><dd>{duration(t.startLatencyMs)}</dd></div>
-          <div><dt>Run time</dt><dd>{duration(t.runTimeMs)}</dd></div>
-          {t.notStartedReason && <div><dt>Not started</dt><dd>{t.notStartedReason}</dd></div>}
+          <div>
+            <dt>Queue wait</dt>
+            <dd>{duration(t.queueWaitMs)}</dd>
+          </div>
+          <div>
+            <dt>Launch latency</dt>
+            <dd>{duration(t.launchLatencyMs)}</dd>
+          </div>
+          <div>
+            <dt>Start latency</dt>
+            <dd>{duration(t.startLatencyMs)}</dd>
+          </div>
+          <div>
+            <dt>Run time</dt>
+            <dd>{duration(t.runTimeMs)}</dd>
+          </div>
+          {t.notStartedReason && (
+            <div>
+              <dt>Not started</dt>
+              <dd>{t.notStartedReason}</dd>
+            </div>
+          )}
         </dl>
       </div>
       <div class="grid">
@@ -134,7 +194,6 @@ export function RunDetailPage({ id }: { id: string }) {
           <h2>State history</h2>
           <ol class="history">
             {run.history.map((h, i) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: history is append-only
               <li key={i}>
                 <StateBadge state={h.state} /> <time dateTime={h.at}>{when(h.at)}</time>
                 {h.reason && <span class="hint"> — {h.reason}</span>}
@@ -152,7 +211,8 @@ export function RunDetailPage({ id }: { id: string }) {
             <ul>
               {run.secrets.map((s) => (
                 <li key={s.var}>
-                  <code>{s.var}</code> ← secret <code>{s.secret}</code> <span class="hint">(value never shown)</span>
+                  <code>{s.var}</code> ← secret <code>{s.secret}</code>{' '}
+                  <span class="hint">(value never shown)</span>
                 </li>
               ))}
             </ul>

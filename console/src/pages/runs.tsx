@@ -13,6 +13,7 @@ import {
 } from '../api/client.ts';
 import { StateBadge } from '../components/badges.tsx';
 import { ProblemView } from '../components/problem.tsx';
+import { ScrollRegion } from '../components/scroll-region.tsx';
 import { duration, when } from '../format.ts';
 import { usePoll } from '../hooks.ts';
 import { href, navigate } from '../router.ts';
@@ -124,7 +125,7 @@ export function RunsPage({ query, batch }: { query: URLSearchParams; batch?: str
       {filters.batchId && <BatchPanel batchId={filters.batchId} />}
       <FilterForm key={key} filters={filters} onApply={applyFilters} />
       {problem && <ProblemView problem={problem} />}
-      <div class="table-wrap" role="region" aria-label="Runs table" tabIndex={0}>
+      <ScrollRegion label="Runs table">
         <table class="runs">
           <thead>
             <tr>
@@ -143,7 +144,7 @@ export function RunsPage({ query, batch }: { query: URLSearchParams; batch?: str
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollRegion>
       <p class="list-foot" aria-live="polite">
         {shown.loaded ? `${shown.runs.length} run${shown.runs.length === 1 ? '' : 's'} shown` : 'Loading…'}
         {shown.next !== undefined && (
@@ -200,7 +201,12 @@ function FilterForm({
       </label>
       <label>
         Batch id
-        <input name="batch" value={batch} spellcheck={false} onInput={(e) => setBatch(e.currentTarget.value)} />
+        <input
+          name="batch"
+          value={batch}
+          spellcheck={false}
+          onInput={(e) => setBatch(e.currentTarget.value)}
+        />
       </label>
       <button type="submit">Apply</button>
     </form>

@@ -21,7 +21,14 @@ export function SignIn({ reason }: { reason?: string }) {
         headers: { authorization: `Bearer ${token.trim()}` },
       });
       if (response.ok) session.signIn(token.trim());
-      else setProblem({ type: 'about:blank', title: 'Sign-in failed', status: response.status, detail: response.status === 401 ? 'The API refused this token.' : `The API answered ${response.status}.` });
+      else
+        setProblem({
+          type: 'about:blank',
+          title: 'Sign-in failed',
+          status: response.status,
+          detail:
+            response.status === 401 ? 'The API refused this token.' : `The API answered ${response.status}.`,
+        });
     } catch (error) {
       setProblem(networkProblem(error));
     } finally {

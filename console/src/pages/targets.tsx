@@ -2,13 +2,17 @@ import { useState } from 'preact/hooks';
 import { api, asProblem, networkProblem, type Problem, type Target, type TargetBody } from '../api/client.ts';
 import { CLOUD_LABEL, describeTarget } from '../components/pickers.tsx';
 import { FieldMessage, fieldError, ProblemView } from '../components/problem.tsx';
+import { ScrollRegion } from '../components/scroll-region.tsx';
 import { useLoad } from '../hooks.ts';
 
 type Kind = Target['kind'];
 type Draft = Record<string, string>;
 
 /** The form's fields per kind: `key` is the body field (dotted for the database endpoint). */
-const FIELDS: Record<Kind, readonly { key: string; label: string; options?: readonly string[]; number?: boolean }[]> = {
+const FIELDS: Record<
+  Kind,
+  readonly { key: string; label: string; options?: readonly string[]; number?: boolean }[]
+> = {
   vm: [
     { key: 'address', label: 'Address' },
     { key: 'port', label: 'Port', number: true },
@@ -26,7 +30,11 @@ const FIELDS: Record<Kind, readonly { key: string; label: string; options?: read
     { key: 'clusterName', label: 'Cluster name' },
   ],
   database: [
-    { key: 'engine', label: 'Engine', options: ['postgresql', 'mysql', 'mariadb', 'mssql', 'oracle', 'mongodb'] },
+    {
+      key: 'engine',
+      label: 'Engine',
+      options: ['postgresql', 'mysql', 'mariadb', 'mssql', 'oracle', 'mongodb'],
+    },
     { key: 'endpoint.host', label: 'Endpoint host' },
     { key: 'endpoint.port', label: 'Endpoint port', number: true },
     { key: 'source', label: 'Source', options: ['provisioned', 'registered'] },
@@ -130,12 +138,22 @@ export function TargetsPage() {
           </div>
           <div class="field">
             <label for="t-name">Name</label>
-            <input id="t-name" value={draft.name ?? ''} required onInput={(e) => set('name', e.currentTarget.value)} />
+            <input
+              id="t-name"
+              value={draft.name ?? ''}
+              required
+              onInput={(e) => set('name', e.currentTarget.value)}
+            />
             <FieldMessage id="t-name-error" message={err('body.name')} />
           </div>
           <div class="field">
             <label for="t-kind">Kind</label>
-            <select id="t-kind" value={kind} disabled={editing !== undefined} onChange={(e) => set('kind', e.currentTarget.value)}>
+            <select
+              id="t-kind"
+              value={kind}
+              disabled={editing !== undefined}
+              onChange={(e) => set('kind', e.currentTarget.value)}
+            >
               <option value="vm">VM</option>
               <option value="cluster">Cluster</option>
               <option value="database">Database</option>
@@ -144,7 +162,11 @@ export function TargetsPage() {
           </div>
           <div class="field">
             <label for="t-cloud">Cloud</label>
-            <select id="t-cloud" value={draft.cloud ?? 'local'} onChange={(e) => set('cloud', e.currentTarget.value)}>
+            <select
+              id="t-cloud"
+              value={draft.cloud ?? 'local'}
+              onChange={(e) => set('cloud', e.currentTarget.value)}
+            >
               {Object.entries(CLOUD_LABEL).map(([value, label]) => (
                 <option key={value} value={value}>
                   {label}
@@ -156,7 +178,11 @@ export function TargetsPage() {
             <div class="field" key={f.key}>
               <label for={`t-${f.key}`}>{f.label}</label>
               {f.options ? (
-                <select id={`t-${f.key}`} value={draft[f.key] ?? f.options[0]} onChange={(e) => set(f.key, e.currentTarget.value)}>
+                <select
+                  id={`t-${f.key}`}
+                  value={draft[f.key] ?? f.options[0]}
+                  onChange={(e) => set(f.key, e.currentTarget.value)}
+                >
                   {f.options.map((o) => (
                     <option key={o} value={o}>
                       {o === '' ? '—' : o}
@@ -198,7 +224,7 @@ export function TargetsPage() {
         </div>
       </form>
       {list.problem && <ProblemView problem={list.problem} heading="Targets could not be listed" />}
-      <div class="table-wrap" role="region" aria-label="Targets table" tabIndex={0}>
+      <ScrollRegion label="Targets table">
         <table>
           <thead>
             <tr>
@@ -244,7 +270,12 @@ export function TargetsPage() {
                       Confirm delete
                     </button>
                   ) : (
-                    <button type="button" class="secondary" aria-label={`Delete ${t.id}`} onClick={() => setConfirming(t.id)}>
+                    <button
+                      type="button"
+                      class="secondary"
+                      aria-label={`Delete ${t.id}`}
+                      onClick={() => setConfirming(t.id)}
+                    >
                       Delete
                     </button>
                   )}
@@ -253,7 +284,7 @@ export function TargetsPage() {
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollRegion>
     </section>
   );
 }
