@@ -115,6 +115,13 @@ export const TEST: readonly Prerequisite[] = [
     packages: { apt: ['runc', 'catatonit', 'iptables'] },
   },
   {
+    name: 'chromium',
+    why: "the headless browser the console's tests drive through playwright-core (no browser download)",
+    files: ['/usr/bin/chromium'],
+    usedBy: 'console/test/browser.ts',
+    packages: { apt: ['chromium'] },
+  },
+  {
     name: 'debootstrap',
     why: 'the Debian base image the runner images start from, since no image registry is reachable',
     commands: ['debootstrap'],

@@ -23,6 +23,7 @@ import {
   parseRequestTarget,
   type RequestTarget,
 } from './router.ts';
+import { pickEncoding, type StaticFile } from './static-site.ts';
 
 /**
  * The body, up to `limit` bytes. Past the limit it stops collecting and
@@ -141,15 +142,35 @@ function lingerThenClose(socket: Socket): void {
  * refused before its upload cannot make the server take the rest.
  */
 function send(req: IncomingMessage, res: ServerResponse, result: HttpResult): void {
-  const headers = { ...(result.headers as Record<string, string>) };
+  const headers = closeIfBodyUnread(req, { ...(result.headers as Record<string, string>) });
+  res.writeHead(result.statusCode ?? 200, headers);
+  res.end(result.body ?? '');
+}
+
+function closeIfBodyUnread(req: IncomingMessage, headers: Record<string, string>): Record<string, string> {
   if (!req.complete && hasBody(req)) {
     headers.connection = 'close';
     lingerThenClose(req.socket);
     // Bytes already on their way are discarded, not buffered, while the connection lingers.
     req.resume();
   }
-  res.writeHead(result.statusCode ?? 200, headers);
-  res.end(result.body ?? '');
+  return headers;
+}
+
+/** A file of the console: public, compressed when the client accepts it, 304 when it already has it. */
+function sendStatic(req: IncomingMessage, res: ServerResponse, file: StaticFile): void {
+  const headers = closeIfBodyUnread(req, { ...file.headers, etag: file.etag });
+  if (req.headers['if-none-match']?.split(',').some((tag) => tag.trim() === file.etag)) {
+    res.writeHead(304, headers);
+    res.end();
+    return;
+  }
+  const encoding = pickEncoding(req.headers['accept-encoding']);
+  const body = encoding === 'br' ? file.br : encoding === 'gzip' ? file.gzip : file.body;
+  if (encoding !== undefined) headers['content-encoding'] = encoding;
+  headers['content-length'] = String(body.length);
+  res.writeHead(200, headers);
+  res.end(req.method === 'HEAD' ? undefined : body);
 }
 
 /** A request Node's HTTP parser refused (bad request line, header overflow) still gets problem+json. */
@@ -180,6 +201,12 @@ export interface ApiServerOptions {
   readonly authenticate?: Authenticator;
   /** Where failures the client only sees as a bare 500 are told in full. */
   readonly logger?: Pick<Logger, 'error'>;
+  /**
+   * The web console's files by exact URL path (static-site.ts), served to GET
+   * and HEAD without authentication: they hold no data, and the sign-in page
+   * must load before the caller has a token. Every other path is the API's.
+   */
+  readonly site?: ReadonlyMap<string, StaticFile>;
 }
 
 /**
@@ -241,6 +268,8 @@ export function createApiServer(
     try {
       const target = parseRequestTarget(req.url ?? '');
       instance = target.path;
+      const file = req.method === 'GET' || req.method === 'HEAD' ? options.site?.get(target.path) : undefined;
+      if (file !== undefined) return sendStatic(req, res, file);
       result = await handle(req, res, target, expectsContinue);
     } catch (error) {
       if (!(error instanceof DomainError)) {

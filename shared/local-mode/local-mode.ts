@@ -42,6 +42,10 @@ import { bearerAuthenticator, ensureToken } from './auth-token.ts';
 import { chooseExecutor } from './executor-choice.ts';
 import { createApiServer } from './http-server.ts';
 import { QueuePump } from './queue-pump.ts';
+import { loadStaticSite } from './static-site.ts';
+
+/** The built web console (`npm run build --prefix console`), served at `/` when present. */
+const CONSOLE_DIST = resolve(import.meta.dirname, '../../console/dist');
 
 /** The relay keeps a message while its run executes; only a run that keeps bouncing dead-letters. */
 const RELAY_MAX_RECEIVES = 100;
@@ -194,7 +198,17 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
   const handlers: Record<string, HttpHandler> = {};
   for (const [key, make] of Object.entries(API_ROUTES)) handlers[key] = make(apiDeps);
 
-  const server = createApiServer(handlers, { authenticate: apiDeps.authenticate, logger });
+  const site = loadStaticSite(CONSOLE_DIST);
+  if (site === undefined) {
+    logger.warn('the web console is not built; `/` serves nothing', {
+      build: 'npm run build --prefix console',
+    });
+  }
+  const server = createApiServer(handlers, {
+    authenticate: apiDeps.authenticate,
+    logger,
+    ...(site === undefined ? {} : { site }),
+  });
   const host = env.HOST || '127.0.0.1';
   const port = Number(env.PORT || 8080);
   await new Promise<void>((ok, fail) => {

@@ -1,0 +1,167 @@
+import { useState } from 'preact/hooks';
+import type { Asset, RunKind, Target } from '../api/client.ts';
+import { AssetBadge } from './badges.tsx';
+
+export const CLOUD_LABEL: Record<Target['cloud'], string> = {
+  local: 'On-premises',
+  aws: 'AWS',
+  azure: 'Azure',
+  gcp: 'GCP',
+  oci: 'OCI',
+};
+const CLOUD_ORDER: readonly Target['cloud'][] = ['local', 'aws', 'azure', 'gcp', 'oci'];
+
+/** Which registry kind a run kind targets; portainer runs take no target. */
+export const TARGET_KIND_FOR: Record<RunKind, Target['kind'] | undefined> = {
+  vm: 'vm',
+  cluster_play: 'cluster',
+  k8s_op: 'cluster',
+  database_play: 'database',
+  portainer: undefined,
+};
+const KIND_LABEL: Record<Target['kind'], string> = {
+  vm: 'VM',
+  cluster: 'cluster',
+  database: 'database',
+  virtual_desktop: 'virtual desktop',
+};
+
+/** Why a row cannot be picked for this run kind: the server's reason first, then the kind rule. */
+export function whyNot(target: Target, kind: RunKind): string | undefined {
+  if (target.untargetable) return target.untargetable;
+  const wanted = TARGET_KIND_FOR[kind];
+  if (wanted !== undefined && target.kind !== wanted) {
+    return `a ${kind} run needs a ${KIND_LABEL[wanted]}; this is a ${KIND_LABEL[target.kind]}`;
+  }
+  return undefined;
+}
+
+export function describeTarget(t: Target): string {
+  switch (t.kind) {
+    case 'vm':
+      return [t.address ?? (t.node ? `${t.node}/${t.vmid}` : ''), t.connection, t.os]
+        .filter(Boolean)
+        .join(' · ');
+    case 'cluster':
+      return [t.provider, t.region, t.clusterName].filter(Boolean).join(' · ');
+    case 'database':
+      return [t.engine, t.endpoint.host, t.source].filter(Boolean).join(' · ');
+    default:
+      return KIND_LABEL[t.kind];
+  }
+}
+
+/**
+ * The target picker: one radio group, rows grouped by cloud. A row that cannot
+ * be a target for this kind is disabled and says why (visibly and on hover).
+ * Radios, not a select: a disabled option's reason cannot be shown in a select.
+ */
+export function TargetPicker({
+  targets,
+  kind,
+  value,
+  onChange,
+  invalid,
+}: {
+  targets: readonly Target[];
+  kind: RunKind;
+  value: string;
+  onChange: (id: string) => void;
+  invalid?: string | undefined;
+}) {
+  const [filter, setFilter] = useState('');
+  const needle = filter.trim().toLowerCase();
+  const shown = targets.filter(
+    (t) => needle === '' || `${t.id} ${t.name} ${describeTarget(t)}`.toLowerCase().includes(needle),
+  );
+  return (
+    <fieldset class="picker" aria-describedby={invalid ? 'target-error' : undefined}>
+      <legend>Target</legend>
+      <input
+        type="search"
+        placeholder="Filter targets"
+        aria-label="Filter targets"
+        value={filter}
+        onInput={(e) => setFilter(e.currentTarget.value)}
+      />
+      <div class="picker-list">
+        {CLOUD_ORDER.map((cloud) => {
+          const rows = shown.filter((t) => t.cloud === cloud);
+          if (rows.length === 0) return null;
+          return (
+            <fieldset key={cloud} class="picker-group">
+              <legend class="picker-group-label">{CLOUD_LABEL[cloud]}</legend>
+              {rows.map((t) => {
+                const reason = whyNot(t, kind);
+                return (
+                  <label key={t.id} class={reason ? 'option disabled' : 'option'} title={reason}>
+                    <input
+                      type="radio"
+                      name="targetId"
+                      value={t.id}
+                      checked={value === t.id}
+                      disabled={reason !== undefined}
+                      onChange={() => onChange(t.id)}
+                    />
+                    <span>
+                      <strong>{t.name}</strong> <code>{t.id}</code>
+                      <span class="hint"> {describeTarget(t)}</span>
+                      {reason && <span class="reason">{reason}</span>}
+                    </span>
+                  </label>
+                );
+              })}
+            </fieldset>
+          );
+        })}
+        {shown.length === 0 && <p class="hint">No targets{needle ? ' match' : ' registered'}.</p>}
+      </div>
+    </fieldset>
+  );
+}
+
+/** The asset picker: every asset on the active backend, with its type badge. */
+export function AssetPicker({
+  assets,
+  value,
+  onChange,
+  name = 'asset',
+}: {
+  assets: readonly Asset[];
+  value: string;
+  onChange: (path: string) => void;
+  name?: string;
+}) {
+  const [filter, setFilter] = useState('');
+  const needle = filter.trim().toLowerCase();
+  const shown = assets.filter((a) => needle === '' || a.path.toLowerCase().includes(needle));
+  return (
+    <fieldset class="picker">
+      <legend>Asset</legend>
+      <input
+        type="search"
+        placeholder="Filter assets"
+        aria-label="Filter assets"
+        value={filter}
+        onInput={(e) => setFilter(e.currentTarget.value)}
+      />
+      <div class="picker-list">
+        {shown.map((a) => (
+          <label key={a.path} class="option">
+            <input
+              type="radio"
+              name={name}
+              value={a.path}
+              checked={value === a.path}
+              onChange={() => onChange(a.path)}
+            />
+            <span>
+              <AssetBadge type={a.type} /> <code>{a.path}</code>
+            </span>
+          </label>
+        ))}
+        {shown.length === 0 && <p class="hint">No assets{needle ? ' match' : ' uploaded'}.</p>}
+      </div>
+    </fieldset>
+  );
+}

@@ -1,0 +1,25 @@
+import type { BatchSubmitted } from './api/client.ts';
+
+/**
+ * What a page that navigates away wants the next page to say (a batch's
+ * per-target refusals after queueing). Held in memory, so it is said once and
+ * nothing of it lands in the URL.
+ */
+export interface Flash {
+  readonly batchId: string;
+  readonly failed: BatchSubmitted['failed'];
+  readonly queued: number;
+}
+
+let pending: Flash | undefined;
+
+export const setFlash = (flash: Flash) => {
+  pending = flash;
+};
+
+export function takeFlash(batchId: string): Flash | undefined {
+  if (pending?.batchId !== batchId) return undefined;
+  const flash = pending;
+  pending = undefined;
+  return flash;
+}

@@ -1,0 +1,154 @@
+import { useState } from 'preact/hooks';
+import { api, asProblem, networkProblem, type Problem } from '../api/client.ts';
+import { AssetBadge } from '../components/badges.tsx';
+import { FieldMessage, fieldError, ProblemView } from '../components/problem.tsx';
+import { ScrollRegion } from '../components/scroll-region.tsx';
+import { bytes } from '../format.ts';
+import { useLoad } from '../hooks.ts';
+import { href } from '../router.ts';
+
+/** The API's limit on decoded content (docs/api.md: a synchronous Lambda takes at most 6 MB). */
+const MAX_ASSET_BYTES = 4 * 1024 * 1024;
+
+function toBase64(buffer: ArrayBuffer): string {
+  const view = new Uint8Array(buffer);
+  let binary = '';
+  // In slices: String.fromCharCode with one argument per byte overflows the stack on megabytes.
+  for (let i = 0; i < view.length; i += 0x8000)
+    binary += String.fromCharCode(...view.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
+
+export function AssetsPage() {
+  const list = useLoad(() => api.GET('/assets'));
+  const [file, setFile] = useState<File>();
+  const [path, setPath] = useState('');
+  const [overwrite, setOverwrite] = useState(false);
+  const [problem, setProblem] = useState<Problem>();
+  const [done, setDone] = useState<string>();
+  const [busy, setBusy] = useState(false);
+
+  async function upload(e: Event) {
+    e.preventDefault();
+    setProblem(undefined);
+    setDone(undefined);
+    if (!file) return setProblem({ type: 'about:blank', title: 'Choose a file', status: 0 });
+    if (file.size > MAX_ASSET_BYTES) {
+      return setProblem({
+        type: 'about:blank',
+        title: 'The file is too large',
+        status: 0,
+        detail: `At most ${bytes(MAX_ASSET_BYTES)} through the API; copy larger packages to the bucket with the cloud's tools.`,
+      });
+    }
+    setBusy(true);
+    try {
+      const contentBase64 = toBase64(await file.arrayBuffer());
+      const { data, error, response } = await api.POST('/assets', {
+        body: { path: path.trim(), contentBase64, ...(overwrite ? { overwrite: true } : {}) },
+      });
+      if (data) {
+        setDone(path.trim());
+        list.reload();
+      } else setProblem(asProblem(error, response));
+    } catch (error) {
+      setProblem(networkProblem(error));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <section aria-labelledby="assets-h">
+      <h1 id="assets-h">Assets</h1>
+      <form class="card" onSubmit={upload} aria-labelledby="upload-h">
+        <h2 id="upload-h">Upload</h2>
+        <p class="hint">
+          Playbooks (.yml, .yaml), scripts (.sh, .ps1) and packages (.rpm, .deb) go to the active storage
+          backend.
+        </p>
+        <div class="row">
+          <div class="field">
+            <label for="asset-file">File</label>
+            <input
+              id="asset-file"
+              type="file"
+              accept=".yml,.yaml,.sh,.ps1,.rpm,.deb"
+              onChange={(e) => {
+                const chosen = e.currentTarget.files?.[0];
+                setFile(chosen);
+                if (chosen && path === '') setPath(chosen.name);
+              }}
+            />
+          </div>
+          <div class="field">
+            <label for="asset-path">Path in storage</label>
+            <input
+              id="asset-path"
+              value={path}
+              spellcheck={false}
+              required
+              onInput={(e) => setPath(e.currentTarget.value)}
+              aria-invalid={fieldError(problem, 'body.path') ? 'true' : undefined}
+              aria-describedby="asset-path-help"
+            />
+            <span class="hint" id="asset-path-help">
+              Relative, with / between folders, for example <code>team/patch.sh</code>.
+            </span>
+            <FieldMessage id="asset-path-error" message={fieldError(problem, 'body.path')} />
+          </div>
+        </div>
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={overwrite}
+            onChange={(e) => setOverwrite(e.currentTarget.checked)}
+          />
+          Replace an asset already at this path
+        </label>
+        {problem && <ProblemView problem={problem} />}
+        {done && (
+          <p class="notice" role="status">
+            Uploaded <code>{done}</code>. <a href={href('/new', { asset: done })}>Run it</a>
+          </p>
+        )}
+        <button type="submit" disabled={busy}>
+          {busy ? 'Uploading…' : 'Upload'}
+        </button>
+      </form>
+      {list.problem && <ProblemView problem={list.problem} heading="Assets could not be listed" />}
+      <ScrollRegion label="Assets table">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Type</th>
+              <th scope="col">Path</th>
+              <th scope="col">Size</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {(list.data?.assets ?? []).map((a) => (
+              <tr key={a.path}>
+                <td>
+                  <AssetBadge type={a.type} />
+                </td>
+                <td class="wrap">
+                  <code>{a.path}</code>
+                </td>
+                <td>{bytes(a.size)}</td>
+                <td>
+                  <a href={href('/new', { asset: a.path })} aria-label={`Run ${a.path}`}>
+                    Run
+                  </a>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </ScrollRegion>
+    </section>
+  );
+}

@@ -1,0 +1,135 @@
+import { useState } from 'preact/hooks';
+import { api, asProblem, type BatchRollup, networkProblem, type Problem, RUN_STATES } from '../api/client.ts';
+import { StateBadge } from '../components/badges.tsx';
+import { ProblemView } from '../components/problem.tsx';
+import { type Flash, setFlash, takeFlash } from '../flash.ts';
+import { usePoll } from '../hooks.ts';
+import { href, navigate } from '../router.ts';
+
+/** A batch's rollup (polled until every run has ended), what queueing it refused, and retry of the failed. */
+export function BatchPanel({ batchId }: { batchId: string }) {
+  const [rollup, setRollup] = useState<BatchRollup>();
+  const [problem, setProblem] = useState<Problem>();
+  const [flash] = useState<Flash | undefined>(() => takeFlash(batchId));
+  const [retrying, setRetrying] = useState(false);
+
+  usePoll(
+    async (signal) => {
+      try {
+        const { data, error, response } = await api.GET('/batches/{id}', {
+          params: { path: { id: batchId } },
+          signal,
+        });
+        if (data) {
+          setRollup(data);
+          setProblem(undefined);
+          return !data.complete;
+        }
+        setProblem(asProblem(error, response));
+        return response.status !== 404;
+      } catch (error) {
+        if (!signal.aborted) setProblem(networkProblem(error));
+        return true;
+      }
+    },
+    2000,
+    [batchId],
+  );
+
+  async function retry() {
+    setRetrying(true);
+    try {
+      const { data, error, response } = await api.POST('/batches/{id}/retry', {
+        params: { path: { id: batchId } },
+      });
+      if (data) {
+        setFlash({ batchId: data.batchId, failed: data.failed, queued: data.runs.length });
+        navigate(`/batches/${encodeURIComponent(data.batchId)}`);
+      } else setProblem(asProblem(error, response));
+    } catch (error) {
+      setProblem(networkProblem(error));
+    } finally {
+      setRetrying(false);
+    }
+  }
+
+  return (
+    <section class="card batch" aria-labelledby="batch-h">
+      <h2 id="batch-h">
+        Batch <code>{batchId}</code>
+      </h2>
+      {flash && (
+        <div class={flash.failed.length > 0 ? 'notice warn' : 'notice'} role="status">
+          Queued {flash.queued} run{flash.queued === 1 ? '' : 's'}.
+          {flash.failed.length > 0 && (
+            <>
+              {' '}
+              {flash.failed.length} target{flash.failed.length === 1 ? ' was' : 's were'} refused:
+              <ul>
+                {flash.failed.map((f) => (
+                  <li key={f.targetId}>
+                    <code>{f.targetId}</code>: {f.reason}
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+        </div>
+      )}
+      {problem && <ProblemView problem={problem} />}
+      {rollup && (
+        <>
+          <p>
+            {rollup.kind} · <code>{rollup.asset}</code> · {rollup.total} run{rollup.total === 1 ? '' : 's'}
+            {rollup.retryOf && (
+              <>
+                {' '}
+                · retry of{' '}
+                <a href={href(`/batches/${encodeURIComponent(rollup.retryOf)}`)}>{rollup.retryOf}</a>
+              </>
+            )}
+            {' · '}
+            <span role="status" aria-live="polite">
+              {rollup.complete ? 'complete' : 'in progress'}
+            </span>
+          </p>
+          <RollupBar rollup={rollup} />
+          <ul class="counts" aria-label="Runs by state">
+            {RUN_STATES.filter((s) => rollup.counts[s] > 0).map((s) => (
+              <li key={s}>
+                <StateBadge state={s} /> <span data-count={s}>{rollup.counts[s]}</span>
+              </li>
+            ))}
+          </ul>
+          {rollup.failed.length > 0 && (
+            <>
+              <h3>Failed ({rollup.failed.length})</h3>
+              <ul class="failed-list">
+                {rollup.failed.map((f) => (
+                  <li key={f.runId}>
+                    <a href={href(`/runs/${encodeURIComponent(f.runId)}`)}>{f.targetId ?? f.runId}</a>{' '}
+                    <StateBadge state={f.state} /> {f.reason}
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+          <button type="button" onClick={retry} disabled={retrying || rollup.failed.length === 0}>
+            {retrying ? 'Retrying…' : `Retry failed (${rollup.failed.length})`}
+          </button>
+        </>
+      )}
+    </section>
+  );
+}
+
+/** Proportions at a glance; the counts beside it carry the same numbers as text. */
+function RollupBar({ rollup }: { rollup: BatchRollup }) {
+  return (
+    <div class="rollup-bar" aria-hidden="true">
+      {RUN_STATES.filter((s) => rollup.counts[s] > 0).map((s) => (
+        <span key={s} class={`seg state-${s}`} style={{ flexGrow: rollup.counts[s] }} />
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,225 @@
+import { useState } from 'preact/hooks';
+import { api, asProblem, networkProblem, type Problem, type Run, TERMINAL_STATES } from '../api/client.ts';
+import { StateBadge } from '../components/badges.tsx';
+import { LogView } from '../components/log-view.tsx';
+import { ProblemView } from '../components/problem.tsx';
+import { duration, when } from '../format.ts';
+import { usePoll } from '../hooks.ts';
+import { DEFAULT_MASK } from '../mask.ts';
+import { href } from '../router.ts';
+
+function ExtraVars({ vars }: { vars: Run['extraVars'] }) {
+  const entries = Object.entries(vars);
+  if (entries.length === 0) return <span class="hint">none</span>;
+  return (
+    <dl class="kv">
+      {entries.map(([name, value]) => (
+        <div key={name}>
+          <dt>
+            <code>{name}</code>
+          </dt>
+          <dd>
+            {value === DEFAULT_MASK ? (
+              <mark class="masked" title="masked by the server">
+                {DEFAULT_MASK}
+              </mark>
+            ) : (
+              <code class="wrap">{JSON.stringify(value)}</code>
+            )}
+          </dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+export function RunDetailPage({ id }: { id: string }) {
+  const [run, setRun] = useState<Run>();
+  const [problem, setProblem] = useState<Problem>();
+  const [cancelling, setCancelling] = useState(false);
+
+  usePoll(
+    async (signal) => {
+      try {
+        const { data, error, response } = await api.GET('/runs/{id}', { params: { path: { id } }, signal });
+        if (data) {
+          setRun(data);
+          return !TERMINAL_STATES.has(data.state);
+        }
+        setProblem(asProblem(error, response));
+        return response.status !== 404;
+      } catch (error) {
+        if (!signal.aborted) setProblem(networkProblem(error));
+        return true;
+      }
+    },
+    1500,
+    [id],
+  );
+
+  async function cancel() {
+    setCancelling(true);
+    setProblem(undefined);
+    try {
+      const { data, error, response } = await api.POST('/runs/{id}/cancel', { params: { path: { id } } });
+      if (data) setRun(data);
+      else setProblem(asProblem(error, response));
+    } catch (error) {
+      setProblem(networkProblem(error));
+    } finally {
+      setCancelling(false);
+    }
+  }
+
+  if (!run) {
+    return (
+      <section>
+        <h1>
+          Run <code>{id}</code>
+        </h1>
+        {problem ? <ProblemView problem={problem} /> : <p>Loading…</p>}
+      </section>
+    );
+  }
+  const ended = TERMINAL_STATES.has(run.state);
+  const t = run.timings;
+  return (
+    <section aria-labelledby="run-h">
+      <div class="page-head">
+        <h1 id="run-h">
+          Run <code>{run.id}</code>
+        </h1>
+        <span data-testid="run-state" aria-live="polite">
+          <StateBadge state={run.state} />
+        </span>
+        {!ended && (
+          <button type="button" class="danger" onClick={cancel} disabled={cancelling || run.cancelRequested}>
+            {run.cancelRequested ? 'Cancel requested' : cancelling ? 'Cancelling…' : 'Cancel run'}
+          </button>
+        )}
+      </div>
+      {problem && <ProblemView problem={problem} />}
+      {run.reason !== undefined && (
+        <p class={run.state === 'succeeded' ? 'notice' : 'notice warn'} data-testid="run-reason">
+          <strong>Reason:</strong> {run.reason}
+        </p>
+      )}
+      <div class="grid">
+        <dl class="kv card">
+          <div>
+            <dt>Kind</dt>
+            <dd>{run.kind}</dd>
+          </div>
+          <div>
+            <dt>Target</dt>
+            <dd>{run.targetId ?? '—'}</dd>
+          </div>
+          <div>
+            <dt>Asset</dt>
+            <dd>
+              <code>{run.asset}</code>
+            </dd>
+          </div>
+          <div>
+            <dt>Runner</dt>
+            <dd>
+              {run.runner ?? '—'}
+              {run.image ? ` · ${run.image}` : ''}
+            </dd>
+          </div>
+          <div>
+            <dt>Exit code</dt>
+            <dd data-testid="exit-code">{run.exitCode ?? '—'}</dd>
+          </div>
+          <div>
+            <dt>Requested by</dt>
+            <dd>{run.requestedBy}</dd>
+          </div>
+          <div>
+            <dt>Timeout</dt>
+            <dd>{duration(run.timeoutSeconds * 1000)}</dd>
+          </div>
+          {run.sshUser && (
+            <div>
+              <dt>SSH user</dt>
+              <dd>{run.sshUser}</dd>
+            </div>
+          )}
+          {run.managedAccount && (
+            <div>
+              <dt>Managed account</dt>
+              <dd>{run.managedAccount}</dd>
+            </div>
+          )}
+          {run.batchId && (
+            <div>
+              <dt>Batch</dt>
+              <dd>
+                <a href={href(`/batches/${encodeURIComponent(run.batchId)}`)}>{run.batchId}</a>
+              </dd>
+            </div>
+          )}
+          <div>
+            <dt>Attempt</dt>
+            <dd>{run.attempt}</dd>
+          </div>
+        </dl>
+        <dl class="kv card" aria-label="Timings">
+          <div>
+            <dt>Queue wait</dt>
+            <dd>{duration(t.queueWaitMs)}</dd>
+          </div>
+          <div>
+            <dt>Launch latency</dt>
+            <dd>{duration(t.launchLatencyMs)}</dd>
+          </div>
+          <div>
+            <dt>Start latency</dt>
+            <dd>{duration(t.startLatencyMs)}</dd>
+          </div>
+          <div>
+            <dt>Run time</dt>
+            <dd>{duration(t.runTimeMs)}</dd>
+          </div>
+          {t.notStartedReason && (
+            <div>
+              <dt>Not started</dt>
+              <dd>{t.notStartedReason}</dd>
+            </div>
+          )}
+        </dl>
+      </div>
+      <div class="grid">
+        <div class="card">
+          <h2>State history</h2>
+          <ol class="history">
+            {run.history.map((h, i) => (
+              <li key={i}>
+                <StateBadge state={h.state} /> <time dateTime={h.at}>{when(h.at)}</time>
+                {h.reason && <span class="hint"> — {h.reason}</span>}
+              </li>
+            ))}
+          </ol>
+        </div>
+        <div class="card">
+          <h2>Extra vars</h2>
+          <ExtraVars vars={run.extraVars} />
+          <h2>Secret bindings</h2>
+          {run.secrets.length === 0 ? (
+            <span class="hint">none</span>
+          ) : (
+            <ul>
+              {run.secrets.map((s) => (
+                <li key={s.var}>
+                  <code>{s.var}</code> ← secret <code>{s.secret}</code>{' '}
+                  <span class="hint">(value never shown)</span>
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
+      </div>
+      {run.state !== 'refused' && <LogView runId={run.id} />}
+    </section>
+  );
+}
