@@ -244,7 +244,7 @@ export type paths = {
         put?: never;
         /**
          * Upload a playbook, script or package to the active storage backend
-         * @description `contentBase64` decodes to at most 4194304 bytes. Paths are relative, `/`-separated, with no `..` or hidden segments, ending in .yml, .yaml, .sh, .ps1, .rpm or .deb.
+         * @description `contentBase64` decodes to at most 4194304 bytes. Empty content is refused. Paths are relative, `/`-separated, with no `..` or hidden segments, printable characters only (no control, bidirectional or invisible format characters), ending in .yml, .yaml, .sh, .ps1, .rpm or .deb.
          */
         post: operations["uploadAsset"];
         delete?: never;
@@ -1393,6 +1393,7 @@ export interface operations {
         parameters: {
             query?: {
                 cursor?: string;
+                /** @description Most lines in the page (1–1000, default 500), on every backend; a page may hold fewer while output is still arriving */
                 limit?: number;
             };
             header?: never;
