@@ -129,8 +129,15 @@ async function checkOut(
       `${what} needs a just-in-time checkout, but Password Safe is not configured: set password_safe_url, password_safe_api_key_secret and password_safe_runas`,
     );
   }
-  const minutes = checkoutMinutes(deps.settings?.password_safe_checkout_minutes ?? 60, run.timeoutSeconds + 300);
-  return deps.credentials.checkout({ account, reason: `remote-worker run ${run.id}`, durationMinutes: minutes });
+  const minutes = checkoutMinutes(
+    deps.settings?.password_safe_checkout_minutes ?? 60,
+    run.timeoutSeconds + 300,
+  );
+  return deps.credentials.checkout({
+    account,
+    reason: `remote-worker run ${run.id}`,
+    durationMinutes: minutes,
+  });
 }
 
 /**

@@ -80,7 +80,10 @@ export async function releaseRun(
       return;
     }
     await deps.runSecrets.deleteFor(run.id, keys).catch((error: unknown) => {
-      deps.logger?.error('deleting the run’s per-run secrets failed', { runId: run.id, error: error as Error });
+      deps.logger?.error('deleting the run’s per-run secrets failed', {
+        runId: run.id,
+        error: error as Error,
+      });
     });
   }
 }

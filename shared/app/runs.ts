@@ -19,11 +19,16 @@ import { selectionProblem } from '../domain/selection.ts';
 import type { Target } from '../domain/target.ts';
 import type { SubmitRunBody } from '../http/schemas.ts';
 import { assetAccessProblem } from './asset-access.ts';
+import { releaseRun } from './credentials.ts';
 import { type AppDeps, encodeRunMessage, storageOf } from './deps.ts';
 import { requestFingerprint } from './fingerprint.ts';
-import { releaseRun } from './credentials.ts';
 import { mutateRun } from './run-updates.ts';
-import { dropPasswords, keepPasswords, perRunSecretsProblem, submittedPasswords } from './submitted-secrets.ts';
+import {
+  dropPasswords,
+  keepPasswords,
+  perRunSecretsProblem,
+  submittedPasswords,
+} from './submitted-secrets.ts';
 
 export type Plan =
   | { readonly ok: true; readonly runner: Runner; readonly image: string }

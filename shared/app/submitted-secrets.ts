@@ -25,7 +25,10 @@ export function submittedPasswords(
   body.secrets.forEach((binding, i) => {
     if (deps.runSecrets?.owns(binding.secret) === true) {
       throw new ValidationError(`Secret ${binding.secret} is a per-run secret of another run`, [
-        { path: `body.secrets.${i}.secret`, message: 'names a per-run secret, which only its own run may use' },
+        {
+          path: `body.secrets.${i}.secret`,
+          message: 'names a per-run secret, which only its own run may use',
+        },
       ]);
     }
   });
@@ -61,7 +64,10 @@ export async function keepPasswords(
   const bindings: SecretBinding[] = [];
   try {
     for (const password of submitted.passwords) {
-      bindings.push({ var: password.var, secret: await deps.runSecrets.put(run.id, password.var, password.value) });
+      bindings.push({
+        var: password.var,
+        secret: await deps.runSecrets.put(run.id, password.var, password.value),
+      });
     }
   } catch (error) {
     await deps.runSecrets.deleteFor(run.id, vars).catch(() => {});

@@ -437,7 +437,8 @@ export class DynamoRunStore implements RunStore {
         new PutItemCommand({
           TableName: this.#table,
           Item: { ...accountKey(account), runId: S(runId), since: S(this.#clock.now()) },
-          ConditionExpression: 'attribute_not_exists(pk) OR runId = :me OR runId = :replacing',
+          ConditionExpression:
+            'attribute_not_exists(pk) OR attribute_not_exists(runId) OR runId = :me OR runId = :replacing',
           ExpressionAttributeValues: { ':me': S(runId), ':replacing': S(replacing) },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
@@ -455,12 +456,14 @@ export class DynamoRunStore implements RunStore {
     }
   }
 
+  /** An UpdateItem, not a DeleteItem: the on-prem relay releases holds, and its role may not delete items. */
   async releaseAccount(account: string, runId: string): Promise<void> {
     try {
       await this.#client.send(
-        new DeleteItemCommand({
+        new UpdateItemCommand({
           TableName: this.#table,
           Key: accountKey(account),
+          UpdateExpression: 'REMOVE runId',
           ConditionExpression: 'runId = :me',
           ExpressionAttributeValues: { ':me': S(runId) },
         }),
