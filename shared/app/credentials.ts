@@ -123,19 +123,16 @@ export async function endRun(
 }
 
 /**
- * What follows a run's end on its backend: remove what the task left there,
- * then release what the run holds (also when the cleanup failed). Cleanup
- * errors still reach the caller, which decides whether to retry.
+ * What follows a run's end on its backend: remove what the task left there.
+ * What the run holds was released before its end was recorded (endRun), so
+ * a cleanup that fails holds up no account. Cleanup errors reach the
+ * caller, which decides whether to retry.
  */
 export async function endOnBackend(
-  deps: ReleaseDeps,
+  _deps: ReleaseDeps,
   launcher: Launcher,
   handle: string,
   run: Run,
 ): Promise<void> {
-  try {
-    await launcher.cleanup(handle, run);
-  } finally {
-    await releaseRun(deps, run);
-  }
+  await launcher.cleanup(handle, run);
 }

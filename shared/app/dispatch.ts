@@ -2,7 +2,7 @@ import { managedAccountOf } from '../domain/checkout.ts';
 import { DomainError } from '../domain/errors.ts';
 import { amend, isTerminal, type Run, transition } from '../domain/run.ts';
 import type { Target } from '../domain/target.ts';
-import { endOnBackend, endRun } from './credentials.ts';
+import { endOnBackend, endRun, releaseRun } from './credentials.ts';
 import { type AppDeps, encodeRunMessage } from './deps.ts';
 import { settleRun } from './run-updates.ts';
 import { planRun } from './runs.ts';
@@ -123,7 +123,12 @@ export async function dispatchRun(deps: AppDeps, runId: string, owner: string): 
   if (isTerminal(launched.state) && launched.launch?.handle !== handle) {
     // Settled while we were launching: the task just started has no run left to report to.
     await launcher.cancel(handle, launched, 0);
-    await endOnBackend(deps, launcher, handle, launched);
+    try {
+      await endOnBackend(deps, launcher, handle, launched);
+    } finally {
+      // Whoever settled it released what it held then; a checkout this launch recorded since is let go here.
+      await releaseRun(deps, launched);
+    }
     return 'settled';
   }
   if (launched.cancelRequested && !isTerminal(launched.state)) {
