@@ -106,5 +106,6 @@ describe('a registered database in local mode', () => {
     } finally {
       await local.stop();
     }
-  });
+    // Two real plays against PostgreSQL: about 20 s on a loaded 2-core machine.
+  }, 60_000);
 });
