@@ -110,7 +110,8 @@ describe('a plaintext ansible_password in local mode', () => {
     } finally {
       await local.stop();
     }
-  });
+    // A real play that waits at a gate, two reads of everything stored: about 12 s alone, more on a busy machine.
+  }, 60_000);
 });
 
 const API_KEY = `api-key-${randomUUID()}`;
