@@ -53,7 +53,8 @@ const api = (
 
 const READ: readonly Access[] = ['table:read'];
 const WRITE: readonly Access[] = ['table:read', 'table:write'];
-const SUBMIT: readonly Access[] = [...WRITE, 'dispatch:send', 'assets:read'];
+/** Submits keep plaintext passwords as per-run secrets (and delete them when a retried submit made a copy). */
+const SUBMIT: readonly Access[] = [...WRITE, 'dispatch:send', 'assets:read', 'secrets:run-values'];
 
 export const API_HANDLERS = {
   'GET /healthz': api('healthz', 'Liveness', []),
@@ -68,9 +69,12 @@ export const API_HANDLERS = {
   'GET /runs/{id}/logs': api('get-run-logs', "Read a run's output", [...READ, 'run-logs:read'], {
     controlsTasks: true,
   }),
-  'POST /runs/{id}/cancel': api('cancel-run', 'Request cancellation of a run', [...WRITE, 'ecs:stop'], {
-    controlsTasks: true,
-  }),
+  'POST /runs/{id}/cancel': api(
+    'cancel-run',
+    'Request cancellation of a run',
+    [...WRITE, 'ecs:stop', 'secrets:run-values'],
+    { controlsTasks: true },
+  ),
   'POST /batches': api('submit-batch', 'Submit a batch', SUBMIT),
   'GET /batches/{id}': api('get-batch', 'Roll up the states of a batch', READ),
   'POST /batches/{id}/retry': api('retry-batch', 'Retry the failed runs of a batch', SUBMIT),
@@ -105,7 +109,7 @@ export const WORKER_HANDLERS = {
   SettleDeadLetters: {
     entry: 'functions/dispatcher/settle-dead-letters.ts',
     description: 'Fails the runs whose messages reached a dead-letter queue',
-    access: WRITE,
+    access: [...WRITE, 'secrets:run-values'],
     timeoutSeconds: DEAD_LETTER_TIMEOUT_SECONDS,
   },
   EcsTaskStateChange: {

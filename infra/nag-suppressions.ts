@@ -115,6 +115,12 @@ export function applyNagSuppressions(stack: ControlPlaneStack): void {
       secrets,
       `${SECRETS_REASON}. The relay resolves them itself for the runs it executes (relay.readSecrets in cdk.json)`,
     );
+    ack(
+      stack.relay.role,
+      wildcard(secretArnsUnder(stack, runSecretsPrefix(stack.config.secretsPrefix))),
+      'A relay run’s plaintext password is kept as a per-run secret named after the run id, unknown at ' +
+        'deploy time; the relay ends the run, so it deletes that secret (DeleteSecret only, under the runs/ prefix)',
+    );
   }
 
   // Not cdk-nag, but the app's only other warning, so acknowledged here with the rest.

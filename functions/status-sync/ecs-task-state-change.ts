@@ -10,9 +10,8 @@ import {
   sameTask,
 } from '../../shared/adapters/ecs/handle.ts';
 import { describeStoppedTask } from '../../shared/adapters/ecs/task-outcome.ts';
-import { endOnBackend } from '../../shared/app/credentials.ts';
+import { endOnBackend, endRun } from '../../shared/app/credentials.ts';
 import type { AppDeps } from '../../shared/app/deps.ts';
-import { settleRun } from '../../shared/app/run-updates.ts';
 import { applyBackendStatus } from '../../shared/app/sync-backends.ts';
 import { lambdaHandler } from '../../shared/composition/lambda.ts';
 import { DomainError, NotFoundError } from '../../shared/domain/errors.ts';
@@ -73,7 +72,7 @@ export type EcsEventOutcome =
 
 export type EcsTaskStateChangeDeps = Pick<
   AppDeps,
-  'store' | 'clock' | 'logger' | 'launchers' | 'credentials'
+  'store' | 'clock' | 'logger' | 'launchers' | 'credentials' | 'runSecrets'
 > & {
   /** The runner container in the task definition: its exit code is the run's. */
   readonly containerName: string;
@@ -150,7 +149,8 @@ export function makeEcsTaskStateChange(
     const result: { outcome: EcsEventOutcome } = { outcome: 'terminal' };
     let settled: Run;
     try {
-      settled = await settleRun(deps.store, owner.runId, (run) => {
+      // endRun: a stopped task's account is checked in before the run's end is recorded.
+      settled = await endRun(deps, owner.runId, (run) => {
         result.outcome = decide(run, owner, detail);
         if (result.outcome !== 'applied') return run;
         const launch = {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { AssetStorage } from '../../shared/app/asset-access.ts';
 import type { ConnectionDeps } from '../../shared/app/connection-material.ts';
-import { releaseCredentials } from '../../shared/app/credentials.ts';
+import { endRun } from '../../shared/app/credentials.ts';
 import { decodeRunMessage } from '../../shared/app/deps.ts';
 import { settleRun } from '../../shared/app/run-updates.ts';
 import { prepareTask } from '../../shared/app/task-prep.ts';
@@ -24,6 +24,7 @@ import type { ClusterAuth } from '../../shared/ports/cluster-auth.ts';
 import type { CredentialBroker } from '../../shared/ports/credential-broker.ts';
 import type { ExecutionResult, Executor, RunningExecution } from '../../shared/ports/executor.ts';
 import type { LogStore } from '../../shared/ports/log-store.ts';
+import type { RunSecretStore } from '../../shared/ports/run-secret-store.ts';
 import type { RunStore } from '../../shared/ports/run-store.ts';
 import type { SecretSource } from '../../shared/ports/secret-source.ts';
 import type { QueueMessage, WorkQueue } from '../../shared/ports/work-queue.ts';
@@ -62,6 +63,8 @@ export interface RelayAgentOptions {
   readonly clusterAuth?: ClusterAuth;
   /** Just-in-time checkouts for registered databases, checked in when the run ends. */
   readonly credentials?: CredentialBroker;
+  /** Per-run secrets (plaintext passwords sent at submit), deleted when the run ends. */
+  readonly runSecrets?: RunSecretStore;
 }
 
 interface Active {
@@ -352,15 +355,18 @@ export class RelayAgent {
     await rm(workDir, { recursive: true, force: true }).catch(() => {});
   }
 
-  /** End the run once; then check in its just-in-time credentials, if it holds any. */
+  /**
+   * End the run once, after letting go of what it holds (its checkout, its
+   * account hold, its per-run secrets): whoever sees the run ended sees the
+   * account checked in.
+   */
   private async settle(runId: string, state: RunState, reason?: string, exitCode?: number): Promise<void> {
-    const settled = await settleRun(this.o.store, runId, (r) =>
+    await endRun(this.o, runId, (r) =>
       transition(r, state, this.now(), {
         ...(reason === undefined ? {} : { reason }),
         ...(exitCode === undefined ? {} : { patch: { exitCode } }),
       }),
     );
-    await releaseCredentials(this.o, settled);
   }
 }
 

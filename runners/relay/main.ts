@@ -14,12 +14,17 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CloudClusterAuth } from '../../shared/adapters/cluster-auth/cluster-auth.ts';
 import { DynamoLogStore } from '../../shared/adapters/dynamodb/log-store.ts';
 import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
 import { LocalAssetStore } from '../../shared/adapters/local/asset-store.ts';
 import { DockerExecutor, dockerAvailable } from '../../shared/adapters/relay/docker-executor.ts';
 import { ProcessExecutor } from '../../shared/adapters/relay/process-executor.ts';
+import {
+  SecretsManagerRunSecrets,
+  submittedRunSecrets,
+} from '../../shared/adapters/secrets-manager/run-secrets.ts';
 import { SecretsManagerSecretSource } from '../../shared/adapters/secrets-manager/secret-source.ts';
 import { SqsWorkQueue } from '../../shared/adapters/sqs/work-queue.ts';
 import { lazyPasswordSafe } from '../../shared/composition/password-safe.ts';
@@ -29,6 +34,7 @@ import type { AssetStore } from '../../shared/ports/asset-store.ts';
 import { type Clock, systemClock } from '../../shared/ports/clock.ts';
 import type { Executor } from '../../shared/ports/executor.ts';
 import type { LogStore } from '../../shared/ports/log-store.ts';
+import type { RunSecretStore } from '../../shared/ports/run-secret-store.ts';
 import type { RunStore } from '../../shared/ports/run-store.ts';
 import type { SecretSource } from '../../shared/ports/secret-source.ts';
 import type { WorkQueue } from '../../shared/ports/work-queue.ts';
@@ -41,6 +47,8 @@ export interface RelayAdapters {
   readonly queue: WorkQueue;
   readonly logs: LogStore;
   readonly secrets: SecretSource;
+  /** Where the control plane keeps plaintext passwords for a run; the relay deletes them when its run ends. */
+  readonly runSecrets?: RunSecretStore;
   readonly assets: AssetStore;
   readonly executor: Executor;
   readonly clock?: Clock;
@@ -87,6 +95,17 @@ export async function awsAdapters(config: RelayConfig, logger: Logger): Promise<
     queue: new SqsWorkQueue({ queueUrl: config.queueUrl }),
     logs: new DynamoLogStore({ tableName: config.logsTable }),
     secrets: new SecretsManagerSecretSource({}),
+    // The control plane keeps plaintext passwords sent at submit under `<secrets prefix>runs/` (RUN_SECRETS_PREFIX).
+    ...(config.secretPrefix === undefined
+      ? {}
+      : {
+          runSecrets: submittedRunSecrets(
+            new SecretsManagerRunSecrets({
+              client: new SecretsManagerClient({}),
+              prefix: `${config.secretPrefix}runs/`,
+            }),
+          ),
+        }),
     assets: new LocalAssetStore({ root: config.assetRoot }),
     executor: await chooseRelayExecutor(config, logger),
   };
@@ -124,6 +143,7 @@ export function buildRelay(
     clusterAuth: new CloudClusterAuth({ clock: adapters.clock ?? systemClock }),
     ...(settings === undefined ? {} : { settings }),
     ...(credentials === undefined ? {} : { credentials }),
+    ...(adapters.runSecrets === undefined ? {} : { runSecrets: adapters.runSecrets }),
   });
 }
 

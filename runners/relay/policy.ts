@@ -112,6 +112,13 @@ export function relayPolicyDocument(input: RelayPolicyInput): PolicyDocument {
       // Secrets Manager appends `-XXXXXX` to every secret's ARN, hence the trailing wildcard.
       Resource: [`arn:${partition}:secretsmanager:${region}:${account}:secret:${namePrefix}*`],
     });
+    statements.push({
+      Sid: 'EndedRunSecrets',
+      Effect: 'Allow',
+      // A relay run's plaintext password is a per-run secret (`<prefix>runs/<run id>/…`): the relay ends the run, so it deletes it.
+      Action: ['secretsmanager:DeleteSecret'],
+      Resource: [`arn:${partition}:secretsmanager:${region}:${account}:secret:${namePrefix}runs/*`],
+    });
   }
   return { Version: '2012-10-17', Statement: statements };
 }

@@ -5,6 +5,12 @@ import type { Target } from '../domain/target.ts';
 import type { SubmitBatchBody } from '../http/schemas.ts';
 import { type AppDeps, encodeRunMessage, storageOf } from './deps.ts';
 import { planRun } from './runs.ts';
+import {
+  dropPasswords,
+  keepPasswords,
+  perRunSecretsProblem,
+  submittedPasswords,
+} from './submitted-secrets.ts';
 
 /** SQS SendMessageBatch takes at most 10 entries. */
 const SEND_CHUNK = 10;
@@ -34,7 +40,9 @@ export interface SubmittedBatch {
  * are recorded as `refused` runs of the batch — so the rollup counts them and
  * a retry re-submits them once the settings are fixed — and come back in
  * `failed`; the rest are queued. All runs are written in one atomic
- * `createRuns`, then enqueued 10 per `sendBatch`.
+ * `createRuns`, then enqueued 10 per `sendBatch`. A plaintext password
+ * becomes one per-run secret per queued run (each deleted when its own run
+ * ends); when the runs cannot be written, they are deleted again.
  *
  * @example
  * const { batchId, runs, failed } = await submitBatch(deps, body, 'alice');
@@ -59,13 +67,14 @@ export async function submitBatch(
       })),
     );
   }
+  const submitted = submittedPasswords(deps, body);
   // A bad or missing asset is refused before anything is written; with no active backend, planRun refuses the run.
   if (storageOf(deps).setup.active !== undefined) await deps.assets.locate(body.asset);
 
   const batchId = deps.newId();
   const now = deps.clock.now();
   const { targetIds: _targetIds, timeoutSeconds, ...request } = body;
-  const runs = selection.targets.map((target) => {
+  const planned = selection.targets.map((target) => {
     const draft = newRun(
       {
         ...request,
@@ -78,12 +87,21 @@ export async function submitBatch(
       },
       now,
     );
+    // Planned with the passwords still in the extra vars: the runner rules on plaintext passwords see them.
     const plan = planRun(deps, draft, target);
-    return plan.ok
+    const refusal = plan.ok ? perRunSecretsProblem(deps, submitted.passwords) : plan.reason;
+    return plan.ok && refusal === undefined
       ? { ...draft, runner: plan.runner, image: plan.image }
-      : transition(draft, 'refused', now, { reason: plan.reason });
+      : transition(draft, 'refused', now, { reason: refusal ?? 'refused' });
   });
-  await deps.store.createRuns(runs);
+  const runs: Run[] = [];
+  try {
+    for (const run of planned) runs.push(await keepPasswords(deps, run, submitted));
+    await deps.store.createRuns(runs);
+  } catch (error) {
+    await dropPasswords(deps, runs);
+    throw error;
+  }
 
   const queued = runs.filter((r) => r.state === 'queued');
   for (let i = 0; i < queued.length; i += SEND_CHUNK) {
@@ -156,6 +174,13 @@ export async function retryBatch(deps: AppDeps, batchId: string, principal: stri
     );
   }
   const { request } = plan;
+  const [plaintext] = runs.flatMap((r) => r.ephemeralSecrets ?? []);
+  if (plaintext !== undefined) {
+    // Its value was held only for the lifetime of each run, and they have ended.
+    throw new NothingToRetryError(
+      `Batch ${batchId} was submitted with a plaintext ${plaintext}, which was deleted when its runs ended: submit the batch again with it, or bind ${plaintext} to a named secret`,
+    );
+  }
   const body: SubmitBatchBody = {
     kind: request.kind,
     targetIds: [...plan.targetIds],

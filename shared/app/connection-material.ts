@@ -1,5 +1,5 @@
 import type { Settings } from '../config/settings.ts';
-import { checkoutMinutes } from '../domain/checkout.ts';
+import { checkoutMinutes, managedAccountOf } from '../domain/checkout.ts';
 import { LaunchRejectedError, NotFoundError } from '../domain/errors.ts';
 import type { Run } from '../domain/run.ts';
 import type { ClusterTarget, DatabaseTarget, Target, VmTarget } from '../domain/target.ts';
@@ -50,6 +50,8 @@ export interface ConnectionDeps {
 export const SSH_KEY_ENV = 'RW_SSH_KEY';
 export const KUBECONFIG_ENV = 'KUBECONFIG';
 export const DB_PASSWORD_ENV = 'RW_DB_PASSWORD';
+/** A VM run's checked-out managed-account password (becomes `ansible_password`). */
+export const VM_PASSWORD_ENV = 'RW_VM_PASSWORD';
 export const PORTAINER_TOKEN_ENV = 'PORTAINER_API_TOKEN';
 
 /** Default ports by engine, for `db_login_port` when the registry row has none. */
@@ -82,7 +84,7 @@ const EMPTY: ConnectionMaterial = {
  */
 export async function connectionMaterial(
   deps: ConnectionDeps,
-  run: Pick<Run, 'id' | 'kind' | 'timeoutSeconds'>,
+  run: Pick<Run, 'id' | 'kind' | 'timeoutSeconds' | 'managedAccount'>,
   target: Target | undefined,
   options: { readonly resolveStored?: boolean } = {},
 ): Promise<ConnectionMaterial> {
@@ -91,7 +93,7 @@ export async function connectionMaterial(
   if (target === undefined) return EMPTY;
   switch (target.kind) {
     case 'vm':
-      return vmMaterial(deps, target, resolveStored);
+      return vmMaterial(deps, run, target, resolveStored);
     case 'cluster':
       return clusterMaterial(deps, target, resolveStored);
     case 'database':
@@ -111,15 +113,58 @@ async function readSecret(secrets: SecretSource, name: string, missing: () => st
 }
 
 /**
- * Cloud VMs over SSH get the private key by secret name: `ansible_ssh_key_sm_name`
- * on AWS (the legacy `ansible_ssh_key_secret` as fallback), `gcp_ssh_key_secret_name`
- * on GCP. On-prem and Azure VMs, and WinRM, bring their own credentials.
+ * Check a managed account out for the run, for the longer of
+ * `password_safe_checkout_minutes` and the run's timeout plus five minutes
+ * (for the task to start and the check-in to arrive). `what` names the
+ * target in the refusal when Password Safe is not configured.
+ */
+async function checkOut(
+  deps: ConnectionDeps,
+  run: Pick<Run, 'id' | 'timeoutSeconds'>,
+  account: string,
+  what: string,
+) {
+  if (deps.credentials === undefined) {
+    throw new LaunchRejectedError(
+      `${what} needs a just-in-time checkout, but Password Safe is not configured: set password_safe_url, password_safe_api_key_secret and password_safe_runas`,
+    );
+  }
+  const minutes = checkoutMinutes(
+    deps.settings?.password_safe_checkout_minutes ?? 60,
+    run.timeoutSeconds + 300,
+  );
+  return deps.credentials.checkout({
+    account,
+    reason: `remote-worker run ${run.id}`,
+    durationMinutes: minutes,
+  });
+}
+
+/**
+ * A VM run with a managed account logs in as that account, checked out just
+ * in time (`ansible_user` and, from the task's secret env, `ansible_password`).
+ * Otherwise cloud VMs over SSH get the private key by secret name:
+ * `ansible_ssh_key_sm_name` on AWS (the legacy `ansible_ssh_key_secret` as
+ * fallback), `gcp_ssh_key_secret_name` on GCP. On-prem and Azure VMs, and
+ * WinRM, bring their own credentials.
  */
 async function vmMaterial(
   deps: ConnectionDeps,
+  run: Pick<Run, 'id' | 'kind' | 'timeoutSeconds' | 'managedAccount'>,
   target: VmTarget,
   resolveStored: boolean,
 ): Promise<ConnectionMaterial> {
+  const account = managedAccountOf(run, target);
+  if (account !== undefined) {
+    const lease = await checkOut(deps, run, account, `VM ${target.id} (managed account ${account})`);
+    return {
+      ...EMPTY,
+      vars: { ansible_user: lease.username },
+      secretEnv: { [VM_PASSWORD_ENV]: lease.password },
+      secretVars: [{ var: 'ansible_password', env: VM_PASSWORD_ENV }],
+      leaseId: lease.id,
+    };
+  }
   if (target.connection !== 'ssh' || (target.cloud !== 'aws' && target.cloud !== 'gcp')) return EMPTY;
   const s = deps.settings;
   const name =
@@ -204,21 +249,7 @@ async function databaseMaterial(
         `Registered database ${target.id} has no managed account: register it against a Password Safe managed account`,
       );
     }
-    if (deps.credentials === undefined) {
-      throw new LaunchRejectedError(
-        `Registered database ${target.id} needs a just-in-time checkout, but Password Safe is not configured: set password_safe_url, password_safe_api_key_secret and password_safe_runas`,
-      );
-    }
-    // The run's timeout plus five minutes for the task to start and the check-in to arrive.
-    const minutes = checkoutMinutes(
-      deps.settings?.password_safe_checkout_minutes ?? 60,
-      run.timeoutSeconds + 300,
-    );
-    const lease = await deps.credentials.checkout({
-      account: target.managedAccount,
-      reason: `remote-worker run ${run.id}`,
-      durationMinutes: minutes,
-    });
+    const lease = await checkOut(deps, run, target.managedAccount, `Registered database ${target.id}`);
     return login(lease.username, lease.password, lease.id);
   }
 

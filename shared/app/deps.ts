@@ -5,6 +5,7 @@ import type { Clock } from '../ports/clock.ts';
 import type { CredentialBroker } from '../ports/credential-broker.ts';
 import type { Launchers } from '../ports/launcher.ts';
 import type { LogReader } from '../ports/log-store.ts';
+import type { RunSecretStore } from '../ports/run-secret-store.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { WorkQueue } from '../ports/work-queue.ts';
 import type { AssetStorage } from './asset-access.ts';
@@ -34,6 +35,12 @@ export interface AppDeps {
   readonly logger: Logger;
   /** Just-in-time checkouts (Password Safe), checked in when a run ends; absent when not configured. */
   readonly credentials?: CredentialBroker;
+  /**
+   * Where plaintext passwords sent at submit are kept for their run's
+   * lifetime (local: per-run files; AWS: Secrets Manager under
+   * RUN_SECRETS_PREFIX). Absent: such runs are refused.
+   */
+  readonly runSecrets?: RunSecretStore;
 }
 
 /** The message on the dispatch and relay queues: ids only, never a secret. */

@@ -60,13 +60,13 @@ export interface BackendPollerOptions {
  * await poller.runUntil(Date.now() + 50_000);
  */
 export class BackendPoller {
-  readonly #deps: Pick<AppDeps, 'store' | 'launchers' | 'clock' | 'logger' | 'credentials'>;
+  readonly #deps: Pick<AppDeps, 'store' | 'launchers' | 'clock' | 'logger' | 'credentials' | 'runSecrets'>;
   readonly #o: BackendPollerOptions;
   /** runId → failures in a row and when the run may be asked again. */
   readonly #backoff = new Map<string, { failures: number; untilMs: number }>();
 
   constructor(
-    deps: Pick<AppDeps, 'store' | 'launchers' | 'clock' | 'logger' | 'credentials'>,
+    deps: Pick<AppDeps, 'store' | 'launchers' | 'clock' | 'logger' | 'credentials' | 'runSecrets'>,
     options: BackendPollerOptions,
   ) {
     this.#deps = deps;

@@ -1,5 +1,5 @@
 import { amend, deadlineOf, isTerminal, transition } from '../domain/run.ts';
-import { endOnBackend } from './credentials.ts';
+import { endOnBackend, endRun } from './credentials.ts';
 import { type AppDeps, encodeRunMessage } from './deps.ts';
 import { settleRun } from './run-updates.ts';
 
@@ -48,7 +48,7 @@ export async function reconcileRuns(deps: AppDeps, options: ReconcileOptions): P
         deps.logger.warn('reconcile: backend cancel failed', { runId: run.id, error: error as Error });
       });
     }
-    const settled = await settleRun(deps.store, run.id, (r) =>
+    const settled = await endRun(deps, run.id, (r) =>
       transition(r, 'timed_out', deps.clock.now(), {
         reason: `No runner settled the run within its ${r.timeoutSeconds} s timeout (last state ${r.state})`,
       }),

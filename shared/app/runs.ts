@@ -19,9 +19,16 @@ import { selectionProblem } from '../domain/selection.ts';
 import type { Target } from '../domain/target.ts';
 import type { SubmitRunBody } from '../http/schemas.ts';
 import { assetAccessProblem } from './asset-access.ts';
+import { releaseRun } from './credentials.ts';
 import { type AppDeps, encodeRunMessage, storageOf } from './deps.ts';
 import { requestFingerprint } from './fingerprint.ts';
 import { mutateRun } from './run-updates.ts';
+import {
+  dropPasswords,
+  keepPasswords,
+  perRunSecretsProblem,
+  submittedPasswords,
+} from './submitted-secrets.ts';
 
 export type Plan =
   | { readonly ok: true; readonly runner: Runner; readonly image: string }
@@ -35,7 +42,7 @@ export type Plan =
  */
 export function planRun(
   deps: Pick<AppDeps, 'settings' | 'launchers' | 'relay' | 'assets' | 'storage'>,
-  run: Pick<Run, 'kind' | 'extraVars' | 'secrets' | 'asset'>,
+  run: Pick<Run, 'kind' | 'extraVars' | 'secrets' | 'asset' | 'ephemeralSecrets'>,
   target: Target | undefined,
 ): Plan {
   const resolved = resolveRunner(
@@ -44,6 +51,7 @@ export function planRun(
       ...(target === undefined ? {} : { target }),
       extraVars: run.extraVars,
       secrets: run.secrets,
+      plaintextVars: run.ephemeralSecrets,
     },
     deps.settings,
     {
@@ -84,6 +92,12 @@ export interface SubmitResult {
  * Validate a run against the registry, the asset store and the runner rules,
  * record it and enqueue it. Selection problems and bad assets throw before
  * anything is written; a runner refusal is recorded as a `refused` run.
+ *
+ * Plaintext passwords (`ansible_password` …) never reach the record: a
+ * queued run's go to the per-run secret store first and the run binds their
+ * names. A retried submit (same Idempotency-Key) answers the first run and
+ * deletes the copy it made before answering, so no second secret outlives
+ * the request and none is left without a run.
  */
 export async function submitRun(
   deps: AppDeps,
@@ -92,6 +106,7 @@ export async function submitRun(
   options: { idempotencyKey?: string; batchId?: string } = {},
 ): Promise<SubmitResult> {
   const target = await loadSelectedTarget(deps, body);
+  const submitted = submittedPasswords(deps, body);
   // A bad or missing asset is refused before anything is written; with no active backend, planRun refuses the run.
   if (storageOf(deps).setup.active !== undefined) await deps.assets.locate(body.asset);
 
@@ -107,17 +122,28 @@ export async function submitRun(
     },
     now,
   );
+  // Planned with the passwords still in the extra vars: the runner rules on plaintext passwords see them.
   const plan = planRun(deps, draft, target);
-  const run = plan.ok
-    ? { ...draft, runner: plan.runner, image: plan.image }
-    : transition(draft, 'refused', now, { reason: plan.reason });
+  const refusal = plan.ok ? perRunSecretsProblem(deps, submitted.passwords) : plan.reason;
+  const planned =
+    plan.ok && refusal === undefined
+      ? { ...draft, runner: plan.runner, image: plan.image }
+      : transition(draft, 'refused', now, { reason: refusal ?? 'refused' });
+  const run = await keepPasswords(deps, planned, submitted);
 
-  const created = await deps.store.createRun(
-    run,
-    options.idempotencyKey === undefined
-      ? {}
-      : { idempotencyKey: options.idempotencyKey, fingerprint: requestFingerprint(body) },
-  );
+  let created: SubmitResult;
+  try {
+    created = await deps.store.createRun(
+      run,
+      options.idempotencyKey === undefined
+        ? {}
+        : { idempotencyKey: options.idempotencyKey, fingerprint: requestFingerprint(body) },
+    );
+  } catch (error) {
+    await dropPasswords(deps, [run]);
+    throw error;
+  }
+  if (!created.created) await dropPasswords(deps, [run]);
   if (created.created && created.run.state === 'queued') {
     try {
       await deps.dispatchQueue.send(encodeRunMessage(created.run.id));
@@ -151,7 +177,8 @@ const CANCEL_GRACE_SECONDS = 30;
  * unchanged run answered as accepted would tell the client its cancel worked.
  */
 export async function cancelRun(
-  deps: Pick<AppDeps, 'store' | 'clock'> & Partial<Pick<AppDeps, 'launchers' | 'logger'>>,
+  deps: Pick<AppDeps, 'store' | 'clock'> &
+    Partial<Pick<AppDeps, 'launchers' | 'logger' | 'runSecrets' | 'credentials'>>,
   id: string,
 ): Promise<Run> {
   const run = await mutateRun(deps.store, id, (current) => {
@@ -168,6 +195,11 @@ export async function cancelRun(
     }
     return flagged;
   });
+  if (isTerminal(run.state)) {
+    // Cancelled before anything started: nothing can still use its per-run secrets or hold.
+    await releaseRun(deps, run);
+    return run;
+  }
   const handle = run.launch?.handle;
   const launcher = run.launch === undefined ? undefined : deps.launchers?.[run.launch.backend];
   if (

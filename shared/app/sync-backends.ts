@@ -8,9 +8,8 @@ import {
   transition,
 } from '../domain/run.ts';
 import type { BackendStatus } from '../ports/launcher.ts';
-import { endOnBackend } from './credentials.ts';
+import { endOnBackend, endRun } from './credentials.ts';
 import type { AppDeps } from './deps.ts';
-import { settleRun } from './run-updates.ts';
 
 /** How far along a run is; a backend observation may only move it to a higher rank. */
 const RANK: Record<RunState, number> = {
@@ -134,7 +133,7 @@ const SYNCED_STATES: ReadonlySet<RunState> = new Set(['dispatching', 'launched',
  * const report = await syncBackends(deps, { staleAfterSeconds: 60, missingGraceSeconds: 120 });
  */
 export async function syncBackends(
-  deps: Pick<AppDeps, 'store' | 'launchers' | 'clock' | 'logger' | 'credentials'>,
+  deps: Pick<AppDeps, 'store' | 'launchers' | 'clock' | 'logger' | 'credentials' | 'runSecrets'>,
   options: SyncBackendsOptions,
 ): Promise<SyncBackendsReport> {
   const advanced: string[] = [];
@@ -194,7 +193,8 @@ export async function syncBackends(
       nowMs - askedAt > confirmMs;
 
     let changed = false;
-    const after = await settleRun(deps.store, run.id, (r) => {
+    // endRun: an ended task's account is checked in (and its per-run secrets deleted) before its end is recorded.
+    const after = await endRun(deps, run.id, (r) => {
       if (unconfirmed && r.launch?.handle === handle) {
         changed = true;
         return transition(r, 'failed', deps.clock.now(), {
@@ -233,7 +233,7 @@ export async function syncBackends(
  * run, or undefined while the grace lasts.
  */
 async function recordUnknown(
-  deps: Pick<AppDeps, 'store' | 'clock'>,
+  deps: Pick<AppDeps, 'store' | 'clock' | 'logger' | 'credentials' | 'runSecrets'>,
   run: Run,
   handle: string,
   error: unknown,
@@ -241,7 +241,7 @@ async function recordUnknown(
 ): Promise<Run | undefined> {
   const said = error instanceof Error ? error.message : String(error);
   let failed = false;
-  const after = await settleRun(deps.store, run.id, (r) => {
+  const after = await endRun(deps, run.id, (r) => {
     if (r.launch?.handle !== handle || isTerminal(r.state)) return r;
     const now = deps.clock.now();
     const since = r.statusUnknownSince;

@@ -96,7 +96,13 @@ export async function prepareTask(
     // Recorded before the task can start, so whoever ends the run can check the account in.
     const leaseId = material.leaseId;
     const at = () => deps.clock?.now() ?? new Date().toISOString();
-    await mutateRun(deps.store, run.id, (r) => amend(r, at(), { credentialLease: leaseId }), run);
+    try {
+      await mutateRun(deps.store, run.id, (r) => amend(r, at(), { credentialLease: leaseId }), run);
+    } catch (error) {
+      // The run ended while the account was being checked out (cancel, timeout): nobody would check it in.
+      await deps.credentials?.checkin(leaseId).catch(() => {});
+      throw error;
+    }
   }
   Object.assign(secretEnv, material.secretEnv);
   Object.assign(secretRefs, material.secretRefs);

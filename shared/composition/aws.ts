@@ -12,6 +12,7 @@ import { CloudWatchLogReader } from '../adapters/cloudwatch-logs/log-reader.ts';
 import { DynamoLogStore } from '../adapters/dynamodb/log-store.ts';
 import { DynamoRunStore } from '../adapters/dynamodb/run-store.ts';
 import { RelayLauncher } from '../adapters/relay/relay-launcher.ts';
+import { SecretsManagerRunSecrets, submittedRunSecrets } from '../adapters/secrets-manager/run-secrets.ts';
 import { SecretsManagerSecretSource } from '../adapters/secrets-manager/secret-source.ts';
 import { SqsWorkQueue } from '../adapters/sqs/work-queue.ts';
 import type { AppDeps, RelayAvailability } from '../app/deps.ts';
@@ -280,6 +281,14 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
     newId: () => newId(clock.nowMs()),
     logger,
     ...(credentials === undefined ? {} : { credentials }),
+    // Plaintext passwords sent at submit, kept under RUN_SECRETS_PREFIX until their run ends.
+    ...(env.RUN_SECRETS_PREFIX === undefined
+      ? {}
+      : {
+          runSecrets: submittedRunSecrets(
+            new SecretsManagerRunSecrets({ client: clients.secretsManager, prefix: env.RUN_SECRETS_PREFIX }),
+          ),
+        }),
     ownerId: `lambda:${env.AWS_LAMBDA_FUNCTION_NAME ?? 'remote-worker'}:${randomUUID().slice(0, 8)}`,
     ecsContainerName: env.ECS_CONTAINER_NAME,
     unavailable,

@@ -102,6 +102,13 @@ export interface Run {
   readonly asset: string;
   readonly extraVars: Readonly<Record<string, unknown>>;
   readonly secrets: readonly SecretBinding[];
+  /**
+   * Variables of `secrets` bound to a per-run secret made at submit from a
+   * plaintext extra var (`ansible_password` …): the value lives in the mode's
+   * secret store until the run ends, and the runner rules treat these as the
+   * plaintext extra vars they were.
+   */
+  readonly ephemeralSecrets?: readonly string[];
   readonly operation?: K8sOperation;
   readonly sshUser?: string;
   readonly managedAccount?: string;
@@ -131,6 +138,11 @@ export interface Run {
   readonly statusUnknownSince?: string;
   /** A just-in-time credential checkout (Password Safe request id, not a secret) to check in when the run ends. */
   readonly credentialLease?: string;
+  /**
+   * The Password Safe managed account this run holds (`<system>/<account>`),
+   * taken at dispatch so that runs on one account never share a checkout.
+   */
+  readonly heldAccount?: string;
   readonly exitCode?: number;
   readonly reason?: string;
   readonly createdAt: string;
@@ -155,6 +167,7 @@ export type RunPatch = Partial<
     | 'cancelRequestedAt'
     | 'statusUnknownSince'
     | 'credentialLease'
+    | 'heldAccount'
   >
 >;
 
@@ -237,6 +250,7 @@ export interface NewRun {
   readonly asset: string;
   readonly extraVars?: Readonly<Record<string, unknown>> | undefined;
   readonly secrets?: readonly SecretBinding[] | undefined;
+  readonly ephemeralSecrets?: readonly string[] | undefined;
   readonly operation?: K8sOperation | undefined;
   readonly sshUser?: string | undefined;
   readonly managedAccount?: string | undefined;

@@ -38,6 +38,11 @@ export interface RunnerResolutionInput {
   readonly target?: Target | undefined;
   readonly extraVars: Readonly<Record<string, unknown>>;
   readonly secrets: readonly SecretBinding[];
+  /**
+   * Variables given as plaintext extra vars and kept as per-run secrets since
+   * (Run.ephemeralSecrets): the rule on plaintext passwords still applies to them.
+   */
+  readonly plaintextVars?: readonly string[] | undefined;
 }
 
 export interface RunnerResolutionContext {
@@ -110,7 +115,7 @@ export function resolveRunner(
 
   switch (kind) {
     case 'vm':
-      return resolveVm(target.cloud, input.extraVars, settings, context);
+      return resolveVm(target.cloud, plaintextVarNames(input), settings, context);
     case 'k8s_op':
       return resolveK8sOp(target.cloud, settings, context);
     case 'cluster_play':
@@ -119,9 +124,15 @@ export function resolveRunner(
   }
 }
 
+/** Plaintext password variables of a run: still in its extra vars, or already moved to a per-run secret. */
+function plaintextVarNames(input: RunnerResolutionInput): readonly string[] {
+  const inExtraVars = PLAINTEXT_PASSWORD_VARS.filter((name) => Object.hasOwn(input.extraVars, name));
+  return [...inExtraVars, ...(input.plaintextVars ?? [])];
+}
+
 function resolveVm(
   cloud: Cloud,
-  extraVars: Readonly<Record<string, unknown>>,
+  plaintextVars: readonly string[],
   settings: RunnerSettings,
   context: RunnerResolutionContext,
 ): RunnerResolution {
@@ -133,7 +144,7 @@ function resolveVm(
     );
   }
   if (runner !== 'local') {
-    const leaked = PLAINTEXT_PASSWORD_VARS.find((name) => Object.hasOwn(extraVars, name));
+    const [leaked] = plaintextVars;
     if (leaked !== undefined) {
       return refuse(
         `The ${runner} runner does not forward a plaintext ${leaked} extra var; only the local runner does. ` +

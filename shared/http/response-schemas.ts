@@ -50,6 +50,12 @@ export const RunSchema = z
     asset: z.string(),
     extraVars: z.record(z.string(), z.unknown()),
     secrets: z.array(SecretBindingSchema).describe('Secret bindings: names only, never values'),
+    ephemeralSecrets: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'variables sent as plaintext extra vars (ansible_password …): bound to a per-run secret that is deleted when the run ends',
+      ),
     operation: K8sOperationSchema.optional(),
     sshUser: z.string().optional(),
     managedAccount: z.string().optional(),
@@ -70,6 +76,10 @@ export const RunSchema = z
       .string()
       .optional()
       .describe('the just-in-time credential checkout to check in when the run ends (an id, not a secret)'),
+    heldAccount: z
+      .string()
+      .optional()
+      .describe('the Password Safe managed account this run holds; runs on one account wait for each other'),
     statusUnknownSince: at
       .optional()
       .describe('since when the backend has not answered how the task is doing (polled backends)'),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { SubmittedBatch } from '../app/batches.ts';
 import { MAX_ASSET_PATH_LENGTH } from '../domain/asset-path.ts';
 import { MAX_BATCH_TARGETS } from '../domain/batch.ts';
+import { isPlaintextPasswordVar } from '../domain/ephemeral-secrets.ts';
 import { maskPasswordVars } from '../domain/redaction.ts';
 import { K8sOperationSchema, RUN_KINDS, RUN_STATES, type Run, SecretBindingSchema } from '../domain/run.ts';
 import { type RunTimings, runTimings } from '../domain/run-timings.ts';
@@ -68,6 +69,26 @@ function checkRunRequest(body: RunRequestFields, ctx: z.RefinementCtx<RunRequest
     }
     seen.add(binding.var);
   });
+  if (body.managedAccount !== undefined) {
+    if (body.kind !== 'vm') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['managedAccount'],
+        message: 'only vm runs take a managed account (a registered database’s comes from its registry row)',
+      });
+    }
+    // The checked-out password is the run's ansible_password: a second one would leave it unclear which logs in.
+    const clash = [...Object.keys(body.extraVars), ...body.secrets.map((s) => s.var)].find((name) =>
+      isPlaintextPasswordVar(name),
+    );
+    if (clash !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['managedAccount'],
+        message: `a managed account brings its own password: drop ${clash}`,
+      });
+    }
+  }
   if (body.kind === 'k8s_op' && body.operation === undefined) {
     ctx.addIssue({ code: 'custom', path: ['operation'], message: 'a k8s_op run needs an operation' });
   }

@@ -11,6 +11,7 @@ import {
 } from '../../functions/status-sync/ecs-task-state-change.ts';
 import { RelayAgent } from '../../runners/relay/agent.ts';
 import { CloudClusterAuth } from '../adapters/cluster-auth/cluster-auth.ts';
+import { FileRunSecretStore, withRunSecrets } from '../adapters/local/run-secrets.ts';
 import { FileSecretSource } from '../adapters/local/secret-source.ts';
 import { RelayLauncher } from '../adapters/relay/relay-launcher.ts';
 import { openDatabase } from '../adapters/sqlite/database.ts';
@@ -30,7 +31,7 @@ import { buildLocalCloudLaunchers, LOCAL_ECS_CONTAINER } from '../composition/lo
 import { lazyPasswordSafe } from '../composition/password-safe.ts';
 import { buildLocalStorage } from '../composition/storage.ts';
 import { loadSettings } from '../config/settings.ts';
-import type { Runner } from '../domain/run.ts';
+import { isTerminal, type Runner } from '../domain/run.ts';
 import type { HttpHandler } from '../http/handler.ts';
 import { newId } from '../ids.ts';
 import type { Clock } from '../ports/clock.ts';
@@ -130,7 +131,15 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
   // Local mode is the only consumer of these queues: nothing is in flight across a restart.
   for (const q of [dispatchQueue, dispatchDlq, relayQueue, relayDlq]) q.releaseInFlight();
 
-  const secrets = new FileSecretSource({ dataDir });
+  // Plaintext passwords sent at submit live in per-run files beside secrets.json, never in the SQLite file.
+  const runSecrets = new FileRunSecretStore({ dataDir });
+  const secrets = withRunSecrets(new FileSecretSource({ dataDir }), runSecrets);
+  // Before the API listens (no submit is between writing a value and recording its run): what a crash left.
+  const swept = await runSecrets.sweep(async (runId) => {
+    const run = await store.getRun(runId);
+    return run === undefined || isTerminal(run.state);
+  });
+  if (swept.length > 0) logger.warn('removed per-run secrets of runs that had ended', { runIds: swept });
   const assetRoot = await localAssetRoot({ settings, cwd, dataDir });
   const storage = buildLocalStorage({ settings, secrets, assetRoot });
   const assets = storage.assets;
@@ -193,6 +202,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     newId: () => newId(clock.nowMs()),
     logger,
     ...(credentials === undefined ? {} : { credentials }),
+    runSecrets,
   };
   const apiDeps = { ...deps, authenticate: bearerAuthenticator(token), logger };
   const handlers: Record<string, HttpHandler> = {};
@@ -246,6 +256,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
       workRoot: join(dataDir, 'work'),
       concurrency: settings.relay_concurrency,
       pollWaitSeconds: 1,
+      runSecrets,
       ...material,
     });
     await relay.start();

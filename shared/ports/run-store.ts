@@ -50,6 +50,17 @@ export interface RunStore {
   /** Every run not yet in a terminal state, oldest first (reconciler). */
   listActiveRuns(limit: number): Promise<readonly Run[]>;
 
+  /**
+   * Hold a managed account for a run, so runs on one account never share a
+   * checkout: the account is taken when nobody holds it, when `runId`
+   * already does (a redelivery), or when `replacing` does (a holder the
+   * caller found ended). Answers who holds it after the call: `runId` when
+   * taken, else the other holder. One conditional write.
+   */
+  holdAccount(account: string, runId: string, options?: { readonly replacing?: string }): Promise<string>;
+  /** Let the account go if `runId` holds it; idempotent. */
+  releaseAccount(account: string, runId: string): Promise<void>;
+
   putTarget(target: Target): Promise<Target>;
   getTarget(id: string): Promise<Target | undefined>;
   /** Sorted by id. */

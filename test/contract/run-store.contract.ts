@@ -386,5 +386,44 @@ export function runStoreContract(name: string, makeStore: () => Promise<RunStore
         expect(await store.deleteTarget('missing')).toBe(false);
       });
     });
+
+    describe('managed-account holds', () => {
+      it('gives an account to one run at a time and to the next once it is released', async () => {
+        expect(await store.holdAccount('web-01/root', 'run-a')).toBe('run-a');
+        expect(await store.holdAccount('web-01/root', 'run-b')).toBe('run-a');
+        // Another account is independent.
+        expect(await store.holdAccount('web-02/root', 'run-b')).toBe('run-b');
+
+        await store.releaseAccount('web-01/root', 'run-a');
+
+        expect(await store.holdAccount('web-01/root', 'run-b')).toBe('run-b');
+      });
+
+      it('answers the holder itself on a repeated hold, and ignores a release by another run', async () => {
+        await store.holdAccount('pg-01/dbadmin', 'run-a');
+
+        expect(await store.holdAccount('pg-01/dbadmin', 'run-a')).toBe('run-a');
+        await store.releaseAccount('pg-01/dbadmin', 'run-b');
+        expect(await store.holdAccount('pg-01/dbadmin', 'run-b')).toBe('run-a');
+      });
+
+      it('takes an account over only from the holder named', async () => {
+        await store.holdAccount('pg-01/dbadmin', 'run-a');
+
+        expect(await store.holdAccount('pg-01/dbadmin', 'run-c', { replacing: 'run-b' })).toBe('run-a');
+        expect(await store.holdAccount('pg-01/dbadmin', 'run-c', { replacing: 'run-a' })).toBe('run-c');
+        expect(await store.holdAccount('pg-01/dbadmin', 'run-a')).toBe('run-c');
+      });
+
+      it('lets exactly one of many concurrent runs take a free account', async () => {
+        const runs = Array.from({ length: 8 }, (_, i) => `run-${i}`);
+
+        const answers = await Promise.all(runs.map((id) => store.holdAccount('shared/admin', id)));
+
+        const holders = new Set(answers);
+        expect(holders.size).toBe(1);
+        expect(runs).toContain([...holders][0]);
+      });
+    });
   });
 }

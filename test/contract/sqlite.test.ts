@@ -86,7 +86,7 @@ describe('openDatabase', () => {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(db.pragma('synchronous', { simple: true })).toBe(2);
       expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
-      expect(db.pragma('user_version', { simple: true })).toBe(1);
+      expect(db.pragma('user_version', { simple: true })).toBe(2);
     } finally {
       db.close();
     }
@@ -119,7 +119,7 @@ describe('openDatabase', () => {
     raw.pragma('user_version = 99');
     raw.close();
 
-    expect(() => openDatabase(path)).toThrow(/schema version 99, newer than this build knows \(1\)/);
+    expect(() => openDatabase(path)).toThrow(/schema version 99, newer than this build knows \(2\)/);
   });
 
   it('loses no accepted run when the process is killed with SIGKILL right after the write', async () => {

@@ -59,8 +59,11 @@ describe('secret bindings in local mode', () => {
       const logs = await allLogs(api, run.id);
 
       expect(run.state).toBe('succeeded');
-      expect(run.extraVars.ansible_password).toBe('********');
-      expect(submitted.body.extraVars.ansible_password).toBe('********');
+      // Kept as a per-run secret bound to the variable, not as an extra var.
+      expect(run.extraVars).not.toHaveProperty('ansible_password');
+      expect(submitted.body.secrets).toEqual([
+        { var: 'ansible_password', secret: `run-secret:${run.id}/ansible_password` },
+      ]);
       expect(logs).toContain('token is ********');
       expect(logs).not.toContain(password);
     } finally {

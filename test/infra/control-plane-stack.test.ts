@@ -334,6 +334,11 @@ describe.each(['dev', 'prod'])('ControlPlaneStack (%s)', (envName) => {
                 Action: 'secretsmanager:GetSecretValue',
                 Resource: `arn:aws:secretsmanager:${config.region}:${config.account}:secret:${config.secretsPrefix}*`,
               },
+              // The relay deletes a relay run's per-run secret (a plaintext password sent at submit) when it ends it.
+              {
+                Action: 'secretsmanager:DeleteSecret',
+                Resource: `arn:aws:secretsmanager:${config.region}:${config.account}:secret:${config.secretsPrefix}runs/*`,
+              },
             ]
           : []),
       ];

@@ -263,6 +263,8 @@ export async function awsRedelivery(moto: MotoServer, options: RedeliveryOptions
         getTarget: (id) => sharedStore.getTarget(id),
         listTargets: () => sharedStore.listTargets(),
         deleteTarget: (id) => sharedStore.deleteTarget(id),
+        holdAccount: (account, runId, o) => sharedStore.holdAccount(account, runId, o),
+        releaseAccount: (account, runId) => sharedStore.releaseAccount(account, runId),
         getRun: async (id) => {
           alive();
           return sharedStore.getRun(id);

@@ -30,6 +30,7 @@ import type { CreateRunOptions, RunPage, RunQuery, RunStore } from '../../ports/
  * |--------------------|-----------------------|---------------|----------------------------------------------------|
  * | run                | `RUN#<id>`            | `RUN`         | id, state, version, createdAt, batchId?, list, body |
  * | idempotency record | `IDEMPOTENCY#<key>`   | `IDEMPOTENCY` | fingerprint, runId, expiresAt (TTL, epoch seconds) |
+ * | account hold       | `ACCOUNT#<account>`   | `ACCOUNT`     | runId, since (the run holding a managed account)   |
  * | target             | `TARGET`              | `<id>`        | createdAt, body                                    |
  *
  * `body` is the run (or target) as JSON, so the domain model round-trips
@@ -150,6 +151,7 @@ const N = (value: number): AttributeValue => ({ N: String(value) });
 const runKey = (id: string): Item => ({ pk: S(`RUN#${id}`), sk: S('RUN') });
 const idempotencyKeyOf = (key: string): Item => ({ pk: S(`IDEMPOTENCY#${key}`), sk: S('IDEMPOTENCY') });
 const targetKey = (id: string): Item => ({ pk: S('TARGET'), sk: S(id) });
+const accountKey = (account: string): Item => ({ pk: S(`ACCOUNT#${account}`), sk: S('ACCOUNT') });
 
 function runItem(run: Run): Item {
   const body = JSON.stringify(run);
@@ -428,6 +430,49 @@ export class DynamoRunStore implements RunStore {
   }
 
   /** Upsert in one request; `if_not_exists` keeps the first `createdAt` so a re-PUT does not rewrite history. */
+  async holdAccount(account: string, runId: string, options: { replacing?: string } = {}): Promise<string> {
+    const replacing = options.replacing ?? runId;
+    try {
+      await this.#client.send(
+        new PutItemCommand({
+          TableName: this.#table,
+          Item: { ...accountKey(account), runId: S(runId), since: S(this.#clock.now()) },
+          ConditionExpression:
+            'attribute_not_exists(pk) OR attribute_not_exists(runId) OR runId = :me OR runId = :replacing',
+          ExpressionAttributeValues: { ':me': S(runId), ':replacing': S(replacing) },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return runId;
+    } catch (error) {
+      if (errorName(error) !== 'ConditionalCheckFailedException') throw error;
+      const holder = (error as { Item?: Item }).Item?.runId?.S;
+      if (holder !== undefined) return holder;
+      // The old item did not come back (an emulator): read who holds it.
+      const { Item } = await this.#client.send(
+        new GetItemCommand({ TableName: this.#table, Key: accountKey(account), ConsistentRead: true }),
+      );
+      return Item?.runId?.S ?? this.holdAccount(account, runId, options);
+    }
+  }
+
+  /** An UpdateItem, not a DeleteItem: the on-prem relay releases holds, and its role may not delete items. */
+  async releaseAccount(account: string, runId: string): Promise<void> {
+    try {
+      await this.#client.send(
+        new UpdateItemCommand({
+          TableName: this.#table,
+          Key: accountKey(account),
+          UpdateExpression: 'REMOVE runId',
+          ConditionExpression: 'runId = :me',
+          ExpressionAttributeValues: { ':me': S(runId) },
+        }),
+      );
+    } catch (error) {
+      if (errorName(error) !== 'ConditionalCheckFailedException') throw error;
+    }
+  }
+
   async putTarget(target: Target): Promise<Target> {
     const { Attributes } = await this.#client.send(
       new UpdateItemCommand({

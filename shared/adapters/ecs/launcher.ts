@@ -333,7 +333,10 @@ export class EcsLauncher implements Launcher {
    * minted for it, if it had any; nothing else is left behind.
    */
   async cleanup(_handle: string, run: Run): Promise<void> {
-    if (this.#o.runSecrets !== undefined && MINTING_KINDS.has(run.kind)) {
+    if (
+      this.#o.runSecrets !== undefined &&
+      (MINTING_KINDS.has(run.kind) || run.managedAccount !== undefined)
+    ) {
       await this.#o.runSecrets.deleteFor(run.id);
     }
     if (run.secrets.length === 0 && !MAY_REFERENCE_SECRETS.has(run.kind)) return;

@@ -7,20 +7,21 @@ import {
   type SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
 import { LauncherUnavailableError, LaunchRejectedError } from '../../domain/errors.ts';
+import type { RunSecretStore } from '../../ports/run-secret-store.ts';
 
 /** Where per-run values go, and how a backend refers to them. */
 export interface RunSecrets {
   /** Store `value` for this run under `env`; returns what the backend resolves (an ARN). */
   put(runId: string, env: string, value: string): Promise<string>;
-  /** Delete every value stored for the run; idempotent. */
-  deleteFor(runId: string): Promise<void>;
+  /** Delete the values stored for the run (under `envs`, default the launcher's minted ones); idempotent. */
+  deleteFor(runId: string, envs?: readonly string[]): Promise<void>;
 }
 
 export interface SecretsManagerRunSecretsOptions {
   readonly client: SecretsManagerClient;
   /** Name prefix, e.g. `remote-worker/dev/runs/`; the stack grants create/delete under it only. */
   readonly prefix: string;
-  /** Env names a run may have minted values for; `deleteFor` tries each (default KUBECONFIG, RW_DB_PASSWORD). */
+  /** Env names a run may have minted values for; `deleteFor` tries each (default KUBECONFIG, RW_DB_PASSWORD, RW_VM_PASSWORD). */
   readonly envs?: readonly string[];
 }
 
@@ -46,8 +47,18 @@ export class SecretsManagerRunSecrets implements RunSecrets {
     this.#o = options;
   }
 
-  #name(runId: string, env: string): string {
+  /** The secret's name: `<prefix><runId>/<env>`. */
+  nameFor(runId: string, env: string): string {
     return `${this.#o.prefix}${runId}/${env}`;
+  }
+
+  /** True for a name under this store's prefix. */
+  owns(name: string): boolean {
+    return name.startsWith(this.#o.prefix);
+  }
+
+  #name(runId: string, env: string): string {
+    return this.nameFor(runId, env);
   }
 
   async put(runId: string, env: string, value: string): Promise<string> {
@@ -78,8 +89,8 @@ export class SecretsManagerRunSecrets implements RunSecrets {
     }
   }
 
-  async deleteFor(runId: string): Promise<void> {
-    for (const env of this.#o.envs ?? ['KUBECONFIG', 'RW_DB_PASSWORD']) {
+  async deleteFor(runId: string, envs?: readonly string[]): Promise<void> {
+    for (const env of envs ?? this.#o.envs ?? ['KUBECONFIG', 'RW_DB_PASSWORD', 'RW_VM_PASSWORD']) {
       const name = this.#name(runId, env);
       try {
         await this.#o.client.send(
@@ -91,6 +102,27 @@ export class SecretsManagerRunSecrets implements RunSecrets {
       }
     }
   }
+}
+
+/**
+ * The per-run secrets of plaintext passwords sent at submit, over the same
+ * Secrets Manager prefix: the run record binds the secret's name (not its
+ * ARN, so a relay scoped to the secrets prefix resolves it), and the secret
+ * is deleted without a recovery window when the run ends.
+ *
+ * @example
+ * const runSecrets = submittedRunSecrets(new SecretsManagerRunSecrets({ client, prefix: 'remote-worker/dev/runs/' }));
+ * const name = await runSecrets.put(runId, 'ansible_password', value); // 'remote-worker/dev/runs/<runId>/ansible_password'
+ */
+export function submittedRunSecrets(store: SecretsManagerRunSecrets): RunSecretStore {
+  return {
+    put: async (runId, key, value) => {
+      await store.put(runId, key, value);
+      return store.nameFor(runId, key);
+    },
+    deleteFor: (runId, keys) => (keys.length === 0 ? Promise.resolve() : store.deleteFor(runId, keys)),
+    owns: (name) => store.owns(name),
+  };
 }
 
 function secretsError(error: unknown, action: string, name: string): Error {

@@ -57,6 +57,14 @@ const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (run_id, seq)
   ) STRICT, WITHOUT ROWID;
   `,
+  `
+  -- Which run holds a Password Safe managed account (runs on one account are serialised).
+  CREATE TABLE account_holds (
+    account  TEXT PRIMARY KEY,
+    run_id   TEXT NOT NULL,
+    since_ms INTEGER NOT NULL
+  ) STRICT;
+  `,
 ];
 
 /**
@@ -81,7 +89,8 @@ export function openDatabase(path: string): SqliteDatabase {
   const db = new Database(path, { timeout: 5000 });
   try {
     if (isNewFile) {
-      // Runs carry extra vars (a local WinRM run may hold a password); SQLite gives -wal/-shm the same mode.
+      // Runs carry extra vars and targets (no secret: plaintext passwords are per-run secrets), yet nothing
+      // here is for other local users to read; SQLite gives -wal/-shm the same mode.
       chmodSync(path, 0o600);
     }
     db.pragma('journal_mode = WAL');

@@ -57,6 +57,9 @@ export class SqliteRunStore implements RunStore {
   readonly #purgeKeys;
   readonly #getKey;
   readonly #insertKey;
+  readonly #getHold;
+  readonly #putHold;
+  readonly #deleteHold;
   readonly #putTarget;
   readonly #getTarget;
   readonly #listTargets;
@@ -86,6 +89,15 @@ export class SqliteRunStore implements RunStore {
     );
     this.#insertKey = db.prepare<[string, string, string, number]>(
       'INSERT OR REPLACE INTO idempotency_keys (key, fingerprint, run_id, expires_ms) VALUES (?, ?, ?, ?)',
+    );
+    this.#getHold = db.prepare<[string], { run_id: string }>(
+      'SELECT run_id FROM account_holds WHERE account = ?',
+    );
+    this.#putHold = db.prepare<[string, string, number]>(
+      'INSERT OR REPLACE INTO account_holds (account, run_id, since_ms) VALUES (?, ?, ?)',
+    );
+    this.#deleteHold = db.prepare<[string, string]>(
+      'DELETE FROM account_holds WHERE account = ? AND run_id = ?',
     );
     this.#putTarget = db.prepare<[string, string]>(
       'INSERT INTO targets (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body',
@@ -218,6 +230,22 @@ export class SqliteRunStore implements RunStore {
   }
 
   /** Upsert; the first `createdAt` of a target is kept so a re-PUT does not rewrite its history. */
+  async holdAccount(account: string, runId: string, options: { replacing?: string } = {}): Promise<string> {
+    return this.#db
+      .transaction((): string => {
+        const holder = this.#getHold.get(account)?.run_id;
+        if (holder === runId) return runId;
+        if (holder !== undefined && holder !== options.replacing) return holder;
+        this.#putHold.run(account, runId, this.#clock.nowMs());
+        return runId;
+      })
+      .immediate();
+  }
+
+  async releaseAccount(account: string, runId: string): Promise<void> {
+    this.#deleteHold.run(account, runId);
+  }
+
   async putTarget(target: Target): Promise<Target> {
     return this.#db
       .transaction((): Target => {

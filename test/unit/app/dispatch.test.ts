@@ -388,6 +388,11 @@ function scheduledStore(inner: RunStore, s: fc.Scheduler, writes: Map<string, Wr
     putTarget: (target: Target) => inner.putTarget(target),
     listTargets: () => inner.listTargets(),
     deleteTarget: (id) => inner.deleteTarget(id),
+    holdAccount: async (account, runId, options) => {
+      await s.schedule(Promise.resolve(), `holdAccount ${account} ${runId}`);
+      return inner.holdAccount(account, runId, options);
+    },
+    releaseAccount: (account, runId) => inner.releaseAccount(account, runId),
     getTarget: async (id) => {
       await s.schedule(Promise.resolve(), `getTarget ${id}`);
       return inner.getTarget(id);

@@ -35,6 +35,12 @@ describe('relayPolicyDocument', () => {
           Action: ['secretsmanager:GetSecretValue'],
           Resource: ['arn:aws:secretsmanager:eu-west-1:123456789012:secret:relay/*'],
         },
+        {
+          Sid: 'EndedRunSecrets',
+          Effect: 'Allow',
+          Action: ['secretsmanager:DeleteSecret'],
+          Resource: ['arn:aws:secretsmanager:eu-west-1:123456789012:secret:relay/runs/*'],
+        },
       ],
     });
   });
@@ -62,9 +68,11 @@ describe('relayPolicyDocument', () => {
       const actions = doc.Statement.flatMap((s) => s.Action);
       const resources = doc.Statement.flatMap((s) => s.Resource);
       expect(actions.filter((a) => a.includes('*'))).toEqual([]);
-      // The one wildcard is the secret-name suffix Secrets Manager adds, after the non-empty prefix.
+      // The only wildcards are the secret-name suffix Secrets Manager adds, after the non-empty prefix
+      // (and the per-run secrets below it, which the relay deletes when its run ends).
       expect(resources.filter((r) => r.includes('*'))).toEqual([
         expect.stringMatching(/^arn:aws(-cn)?:secretsmanager:eu-west-1:123456789012:secret:relay\/\*$/),
+        expect.stringMatching(/^arn:aws(-cn)?:secretsmanager:eu-west-1:123456789012:secret:relay\/runs\/\*$/),
       ]);
       for (const forbidden of [
         'sqs:SendMessage',
