@@ -439,6 +439,8 @@ export type components = {
                 var: string;
                 secret: string;
             }[];
+            /** @description variables sent as plaintext extra vars (ansible_password …): bound to a per-run secret that is deleted when the run ends */
+            ephemeralSecrets?: string[];
             operation?: {
                 /** @constant */
                 action: "apply";
@@ -497,6 +499,8 @@ export type components = {
             cancelRequestedAt?: components["schemas"]["Timestamp"];
             /** @description the just-in-time credential checkout to check in when the run ends (an id, not a secret) */
             credentialLease?: string;
+            /** @description the Password Safe managed account this run holds; runs on one account wait for each other */
+            heldAccount?: string;
             /** @description since when the backend has not answered how the task is doing (polled backends) */
             statusUnknownSince?: components["schemas"]["Timestamp"];
             exitCode?: number;
