@@ -6,8 +6,8 @@ import { DEFAULT_MASK } from '../mask.ts';
 const LINE_PX = 20;
 /** Rows rendered above and below the visible ones, so a fast scroll never shows a blank edge. */
 const OVERSCAN = 40;
-/** The largest page the API serves: a long log catches up in few requests. */
-const PAGE = 5000;
+/** The largest page the API serves (LOG_PAGE_MAX_LINES; more is a 400): a long log catches up in few requests. */
+const PAGE = 1000;
 
 /** A line's text with each masked secret marked, so an operator sees that a value was redacted there. */
 function LineText({ text }: { text: string }) {
