@@ -1,4 +1,4 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { AssetStorage } from '../../shared/app/asset-access.ts';
@@ -92,6 +92,9 @@ const execHandleOf = (relayId: string, handle: string | undefined): string | und
  * await agent.start();
  * process.on('SIGTERM', () => agent.stop(30_000));
  */
+/** In a run's work dir: the attempt its task was started for, so a restarted relay resumes rather than starts. */
+const ATTEMPT_FILE = 'attempt';
+
 export class RelayAgent {
   private readonly active = new Map<string, Active>();
   private freed: (() => void) | undefined;
@@ -133,8 +136,12 @@ export class RelayAgent {
   private async recover(): Promise<void> {
     const keep = new Set<string>();
     for (const run of await this.o.store.listActiveRuns(1000)) {
+      if (run.owner !== this.owner) continue;
+      // Claimed but not yet recorded running: a task may have started just before the crash. Its
+      // redelivered message resumes it (claimAndExecute); reaping it here would run the play twice.
+      if (run.state === 'launched') keep.add(run.id);
       const exec = execHandleOf(this.o.id, run.launch?.handle);
-      if (run.owner !== this.owner || run.state !== 'running' || exec === undefined) continue;
+      if (run.state !== 'running' || exec === undefined) continue;
       keep.add(run.id);
       this.track(run.id, undefined, () => this.adoptAndFinish(run, exec));
     }
@@ -275,16 +282,30 @@ export class RelayAgent {
 
     const shipper = new LogShipper(this.o.logs, runId);
     const workDir = join(this.o.workRoot, runId);
+    const attemptFile = join(workDir, ATTEMPT_FILE);
     let execution: RunningExecution;
     try {
-      const prepared = await prepareTask(this.o, run);
-      await rm(workDir, { recursive: true, force: true });
-      await mkdir(workDir, { recursive: true, mode: 0o700 });
-      shipper.system(`remote-worker: starting on relay ${this.o.id} (${this.o.executor.name} executor)`);
-      execution = await this.o.executor.start(
-        { runId, image: run.image ?? '', spec: prepared.spec, secretEnv: prepared.secretEnv, workDir },
-        (lines) => shipper.push(lines),
-      );
+      // This attempt was started by an earlier incarnation that died before recording it: resume that task.
+      const started = await readFile(attemptFile, 'utf8').catch(() => '');
+      const resumed =
+        started === String(run.attempt)
+          ? await this.o.executor.resume?.(runId, workDir, (lines) => shipper.push(lines))
+          : undefined;
+      if (resumed !== undefined) {
+        shipper.system(`remote-worker: relay ${this.o.id} restarted and resumed the task it had started`);
+        execution = resumed;
+      } else {
+        const prepared = await prepareTask(this.o, run);
+        await rm(workDir, { recursive: true, force: true });
+        await mkdir(workDir, { recursive: true, mode: 0o700 });
+        // Written before the start, so a crash right after it leaves the mark resume looks for.
+        await writeFile(attemptFile, String(run.attempt), { mode: 0o600 });
+        shipper.system(`remote-worker: starting on relay ${this.o.id} (${this.o.executor.name} executor)`);
+        execution = await this.o.executor.start(
+          { runId, image: run.image ?? '', spec: prepared.spec, secretEnv: prepared.secretEnv, workDir },
+          (lines) => shipper.push(lines),
+        );
+      }
     } catch (error) {
       const reason = error instanceof DomainError ? error.message : 'The relay could not start the task';
       if (!(error instanceof DomainError))

@@ -49,6 +49,13 @@ export interface Executor {
    * gone, `done` resolves at once with its recorded exit code or `lost`.
    */
   adopt(handle: string, workDir: string, sink: LineSink): Promise<RunningExecution>;
+  /**
+   * The task an earlier incarnation of the relay started for this run in `workDir` but never got to
+   * record (it died between the start and the write): attached while it runs, or answering its recorded
+   * exit code when it has ended, or `lost`. Undefined when nothing was started there: start it then.
+   * This is what keeps a play from running twice when a crash falls between starting it and saying so.
+   */
+  resume?(runId: string, workDir: string, sink: LineSink): Promise<RunningExecution | undefined>;
   /** Kill and remove every task this executor started whose run id is not in `keep`. Returns the run ids reaped. */
   reapOrphans(keep: ReadonlySet<string>): Promise<readonly string[]>;
 }

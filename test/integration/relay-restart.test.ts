@@ -164,7 +164,7 @@ describe('relay agent (standalone process): restart, cancel', () => {
       await relay.exited;
     }
     // Tasks a failed test left behind.
-    for (const id of ['run-restart', 'run-crash-logs', 'run-cancel']) {
+    for (const id of ['run-restart', 'run-resume', 'run-crash-logs', 'run-cancel']) {
       for (const pid of processesOfRun(id)) {
         try {
           process.kill(pid, 'SIGKILL');
@@ -218,6 +218,52 @@ describe('relay agent (standalone process): restart, cancel', () => {
     expect(second.output()).not.toContain('reaped');
     expect(pidsInGroup(pgid)).toEqual([]);
     expect(processesOfRun('run-restart')).toEqual([]);
+  }, 60_000);
+
+  it('a relay that died between starting a task and recording it resumes that task on restart: the play runs once', async () => {
+    await ensureRelay();
+    const marker = join(scratch, 'resume.marker');
+    await submit('run-resume', 'marker-slow.yml', { marker, seconds: 5 });
+    await vi.waitFor(async () => expect(readLines(marker)).toEqual(['start']), {
+      timeout: 30_000,
+      interval: 100,
+    });
+    await crashRelay();
+    // As if the crash had come before the `running` write: the record still says launched, as claimed.
+    const recorded = await store.getRun('run-resume');
+    if (recorded === undefined) throw new Error('run-resume vanished');
+    await store.updateRun(
+      {
+        ...recorded,
+        version: recorded.version + 1,
+        state: 'launched',
+        history: recorded.history.filter((h) => h.state !== 'running'),
+        launch: {
+          backend: 'local',
+          intentAt: recorded.launch?.intentAt ?? recorded.createdAt,
+          handle: 'relay:relay',
+        },
+      },
+      recorded.version,
+    );
+
+    const second = await startRelay();
+    // The message of the first delivery is invisible for its timeout; a redelivery arrives like this one.
+    await sqs.send(
+      new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: encodeRunMessage('run-resume') }),
+    );
+    await vi.waitFor(async () => expect(await stateOf('run-resume'), second.output()).toBe('succeeded'), {
+      timeout: 30_000,
+      interval: 250,
+    });
+
+    // Not reaped at start, not started again: the first task finished and was the run's.
+    expect(second.output()).not.toContain('reaped');
+    expect(readLines(marker)).toEqual(['start', 'end']);
+    expect(await logsOf('run-resume')).toContain(
+      `relay ${RELAY_ID} restarted and resumed the task it had started`,
+    );
+    expect(processesOfRun('run-resume')).toEqual([]);
   }, 60_000);
 
   it('cancel through the API (cancelRun) stops the running task and settles the run cancelled', async () => {

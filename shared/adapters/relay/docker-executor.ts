@@ -240,6 +240,15 @@ export class DockerExecutor implements Executor {
     return this.containerOnly(name, handle, sink);
   }
 
+  async resume(runId: string, workDir: string, sink: LineSink): Promise<RunningExecution | undefined> {
+    const name = containerName(runId);
+    const shim = await this.tasks.resume(runId, workDir, sink);
+    if (shim !== undefined) return this.wrap(name, shim);
+    // The shim never started, but a container by this run's name is there: it is the task.
+    if ((await this.inspect(name)) !== 'missing') return this.adopt(`docker:${name}`, workDir, sink);
+    return undefined;
+  }
+
   async reapOrphans(keep: ReadonlySet<string>): Promise<readonly string[]> {
     // Shims first: a SIGTERMed shim stops and removes its own container.
     const reaped = new Set(await this.tasks.reapOrphans(keep));

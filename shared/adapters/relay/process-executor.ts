@@ -425,6 +425,17 @@ export class ProcessExecutor implements Executor {
     return this.supervise({ pid, starttime, workDir, runId, tail: new OutputTail(workDir, sink) });
   }
 
+  async resume(runId: string, workDir: string, sink: LineSink): Promise<RunningExecution | undefined> {
+    if (!existsSync(join(workDir, TASK_FILE))) return undefined;
+    // The shim leads its own process group (detached); its children carry the same marks.
+    const leader = markedProcesses(this.executorId).find((p) => p.runId === runId && p.pid === p.pgid);
+    const stat = leader === undefined ? undefined : readStat(leader.pid);
+    // No live shim: a handle no process matches makes `supervise` answer the exit record (or `lost`).
+    const handle =
+      leader === undefined || stat === undefined ? 'process:0:0' : `process:${leader.pid}:${stat.starttime}`;
+    return this.adopt(handle, workDir, sink);
+  }
+
   async reapOrphans(keep: ReadonlySet<string>): Promise<readonly string[]> {
     const orphans = markedProcesses(this.executorId).filter((p) => !keep.has(p.runId));
     const runIds = [...new Set(orphans.map((p) => p.runId))];
