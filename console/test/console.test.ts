@@ -76,6 +76,8 @@ afterAll(async () => {
   await local?.stop();
 });
 
+// Each test gets at least 60 s: in CI the browser shares two cores with the whole suite, and a first
+// page load with its first API calls has taken over 20 s there.
 describe('console: sign-in', () => {
   it('refuses a wrong token, and sends a session whose token stops working back to sign-in', async () => {
     const { context, page } = await newPage(browser);
@@ -100,7 +102,7 @@ describe('console: sign-in', () => {
     expect(await page.evaluate(() => sessionStorage.getItem('remote-worker.token'))).toBeNull();
     expect(pageErrors(page)).toEqual([]);
     await context.close();
-  });
+  }, 60_000);
 });
 
 describe('console: runs', () => {
@@ -197,7 +199,7 @@ describe('console: runs', () => {
     await page.getByRole('alert').filter({ hasText: 'Nothing was sent' }).first().waitFor();
     expect((await api('GET', '/runs?limit=100')).body.runs.length).toBe(before);
     await context.close();
-  });
+  }, 60_000);
 });
 
 describe('console: batches', () => {
@@ -275,7 +277,7 @@ describe('console: batches', () => {
     await expect.poll(() => page.locator('tr.refused-row').first().textContent()).toContain('doomed');
     await screenshot(page, 'inventory-refused');
     await context.close();
-  });
+  }, 60_000);
 });
 
 describe('console: assets', () => {
@@ -376,7 +378,7 @@ describe('console: accessibility and layout', () => {
     await page.waitForURL(/#\/new$/);
     await page.getByRole('heading', { name: 'New run' }).waitFor();
     await context.close();
-  });
+  }, 60_000);
 });
 
 /**
@@ -391,7 +393,7 @@ async function watchLongTasks(page: Page): Promise<void> {
     new PerformanceObserver((list) => {
       for (const entry of list.getEntries()) w.longest = Math.max(w.longest, entry.duration);
     }).observe({ type: 'longtask', buffered: true });
-  });
+  }, 60_000);
   await page.reload();
   await page.getByRole('navigation', { name: 'Main' }).waitFor();
   expect(await page.evaluate(() => typeof (window as unknown as { longest?: number }).longest)).toBe(
