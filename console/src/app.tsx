@@ -41,14 +41,16 @@ export function App() {
   const route = useRoute();
   const [signedIn, setSignedIn] = useState(() => session.token() !== null);
   const [signOutReason, setSignOutReason] = useState<string>();
-  useEffect(
-    () =>
-      session.subscribe((reason) => {
-        setSignedIn(session.token() !== null);
-        setSignOutReason(reason);
-      }),
-    [],
-  );
+  useEffect(() => {
+    const unsubscribe = session.subscribe((reason) => {
+      setSignedIn(session.token() !== null);
+      setSignOutReason(reason);
+    });
+    // A sign-out before this effect ran (a page's first request answered 401 that fast) is not lost.
+    setSignedIn(session.token() !== null);
+    setSignOutReason(session.lastReason());
+    return unsubscribe;
+  }, []);
   const current = page(route);
   useEffect(() => {
     document.title = `${signedIn ? current.title : 'Sign in'} · Remote Worker`;

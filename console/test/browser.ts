@@ -29,6 +29,8 @@ export async function newPage(
     viewport: { width: options.width ?? 1280, height: 900 },
   });
   const page = await context.newPage();
+  // A wait that cannot succeed fails naming what it waited for, well inside the test's own timeout.
+  page.setDefaultTimeout(20_000);
   // A console error (a CSP violation, an uncaught exception) fails the test that caused it.
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(String(e)));

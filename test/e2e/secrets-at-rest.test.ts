@@ -192,6 +192,12 @@ describe('a managed account on VM runs in local mode', () => {
       const two = await waitForState(api, waiter as string, 'terminal');
       watching = false;
       await watcher;
+      // The watcher may have stopped between the wait above seeing the end and its own next read.
+      for (const id of ids) {
+        if (id in seenEnded) continue;
+        const { body } = await api('GET', `/runs/${id}`);
+        if (TERMINAL.has(body.state)) seenEnded[id] = requestOf(id)?.status;
+      }
 
       expect([one.state, two.state], await allLogs(api, two.id)).toEqual(['succeeded', 'succeeded']);
       expect(seenEnded).toEqual({ [ids[0] as string]: 'checked_in', [ids[1] as string]: 'checked_in' });

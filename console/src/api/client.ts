@@ -42,15 +42,20 @@ export const RUN_KINDS: readonly RunKind[] = ['vm', 'cluster_play', 'database_pl
 const TOKEN_KEY = 'remote-worker.token';
 type SessionListener = (reason?: string) => void;
 const listeners = new Set<SessionListener>();
+/** Why the last sign-out happened: a 401 can arrive before the app has subscribed, and must still be shown. */
+let lastReason: string | undefined;
 
 export const session = {
   token: (): string | null => sessionStorage.getItem(TOKEN_KEY),
+  lastReason: (): string | undefined => lastReason,
   signIn(token: string): void {
     sessionStorage.setItem(TOKEN_KEY, token);
+    lastReason = undefined;
     for (const l of listeners) l();
   },
   signOut(reason?: string): void {
     sessionStorage.removeItem(TOKEN_KEY);
+    lastReason = reason;
     for (const l of listeners) l(reason);
   },
   subscribe(listener: SessionListener): () => void {
