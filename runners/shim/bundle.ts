@@ -16,8 +16,8 @@ import { type BuildOptions, buildSync } from 'esbuild';
 export const SHIM_ENTRY = 'runners/shim/main.ts';
 /** Where `npm run build:shim` writes the bundle, relative to the repository root; the Dockerfiles copy it from there. */
 export const SHIM_BUNDLE = 'dist/shim.mjs';
-/** Node 20.19 is the oldest runtime the images carry (AbortSignal.any, fetch). */
-const SHIM_TARGET = 'node20';
+/** Node 22.19 is the oldest runtime the images carry (AbortSignal.any, fetch). */
+const SHIM_TARGET = 'node22';
 
 export const SHIM_ESBUILD_ARGS: readonly string[] = [
   SHIM_ENTRY,

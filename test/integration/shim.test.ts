@@ -36,7 +36,7 @@ beforeAll(async () => {
     bundle: true,
     platform: 'node',
     format: 'esm',
-    target: 'node20',
+    target: 'node22',
     outfile: bundle,
     metafile: true,
     logLevel: 'silent',

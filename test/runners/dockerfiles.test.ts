@@ -64,7 +64,7 @@ function unpinnedReason(image: string, earlierStages: ReadonlySet<string>): stri
   if (colon < 0) return digest === undefined ? 'has no tag (that means latest)' : undefined;
   const tag = (ref ?? '').slice(colon + 1);
   if (/latest/i.test(tag)) return `uses the tag ${tag}`;
-  // An exact version: major.minor.patch, optionally with a variant suffix (20.20.2-bookworm-slim).
+  // An exact version: major.minor.patch, optionally with a variant suffix (22.23.5-bookworm-slim).
   if (!/^v?\d+\.\d+\.\d+([-+._][A-Za-z0-9._-]+)?$/.test(tag)) return `uses the floating tag ${tag}`;
   return undefined;
 }
@@ -84,14 +84,14 @@ describe('unpinnedReason', () => {
   it('accepts exact versions, digests and earlier stages, and names what is wrong otherwise', () => {
     const stages = new Set(['shim']);
 
-    expect(unpinnedReason('node:20.20.2-bookworm-slim', stages)).toBeUndefined();
+    expect(unpinnedReason('node:22.23.5-bookworm-slim', stages)).toBeUndefined();
     expect(unpinnedReason('willhallonline/ansible:2.18.6-debian-bookworm', stages)).toBeUndefined();
     expect(unpinnedReason(`dtzar/helm-kubectl:3.19.1@sha256:${'a'.repeat(64)}`, stages)).toBeUndefined();
     expect(unpinnedReason('shim', stages)).toBeUndefined();
     expect(unpinnedReason('registry.local:5000/x:1.2.3', stages)).toBeUndefined();
     expect(unpinnedReason('node', stages)).toBe('has no tag (that means latest)');
     expect(unpinnedReason('node:latest', stages)).toBe('uses the tag latest');
-    expect(unpinnedReason('node:20-slim', stages)).toBe('uses the floating tag 20-slim');
+    expect(unpinnedReason('node:22-slim', stages)).toBe('uses the floating tag 20-slim');
     expect(unpinnedReason('debian:bookworm', stages)).toBe('uses the floating tag bookworm');
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a Dockerfile variable, literally
     expect(unpinnedReason('node:${NODE_VERSION}-slim', stages)).toBe('uses a variable without a default');
@@ -198,7 +198,7 @@ describe.each(RUNNER_IMAGES)('$dir build context', ({ dir }) => {
     const finalArgs = instructionsOf(finalStage(dockerfile), 'ARG').flatMap(keyValues);
 
     expect(fromArgs).toContain('BASE_IMAGE');
-    expect(dockerfile.globalArgs.get('BASE_IMAGE')).toBe('node:20.20.2-bookworm-slim');
+    expect(dockerfile.globalArgs.get('BASE_IMAGE')).toBe('node:22.23.5-bookworm-slim');
     for (const name of fromArgs) expect(dockerfile.globalArgs.get(name), name).toBeTruthy();
     expect(finalArgs).toContainEqual({ key: 'BASE_IMAGE', value: undefined });
     if (fromArgs.includes('TOOLS_IMAGE')) {

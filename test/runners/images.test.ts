@@ -135,11 +135,11 @@ describe.each(['ansible-winrm', 'ansible-cloud', 'helm-kubectl'] as const)('the 
     expect(run.out).toContain('remote-worker: set RW_TASK or RW_TASK_FILE');
   });
 
-  it('runs Node 20 or newer, which the shim needs', async () => {
+  it('runs Node 22, the major of the Lambda runtime and of local mode', async () => {
     const run = await runContainer(images[name].tag, { command: ['node', '--version'] });
 
     expect(run.code, run.out).toBe(0);
-    expect(Number(/^v(\d+)\./.exec(run.out.trim())?.[1])).toBeGreaterThanOrEqual(20);
+    expect(Number(/^v(\d+)\./.exec(run.out.trim())?.[1])).toBe(22);
   });
 });
 

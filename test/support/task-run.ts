@@ -26,7 +26,7 @@ function shimBundle(): Promise<string> {
       bundle: true,
       platform: 'node',
       format: 'esm',
-      target: 'node20',
+      target: 'node22',
       outfile,
       logLevel: 'silent',
       absWorkingDir: REPO,
