@@ -91,7 +91,7 @@ describe('unpinnedReason', () => {
     expect(unpinnedReason('registry.local:5000/x:1.2.3', stages)).toBeUndefined();
     expect(unpinnedReason('node', stages)).toBe('has no tag (that means latest)');
     expect(unpinnedReason('node:latest', stages)).toBe('uses the tag latest');
-    expect(unpinnedReason('node:22-slim', stages)).toBe('uses the floating tag 20-slim');
+    expect(unpinnedReason('node:22-slim', stages)).toBe('uses the floating tag 22-slim');
     expect(unpinnedReason('debian:bookworm', stages)).toBe('uses the floating tag bookworm');
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a Dockerfile variable, literally
     expect(unpinnedReason('node:${NODE_VERSION}-slim', stages)).toBe('uses a variable without a default');
