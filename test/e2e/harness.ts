@@ -42,7 +42,7 @@ export async function startLocal(dataDir: string, env: Record<string, string> = 
     out += d.toString();
   });
   const url = await new Promise<string>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`local mode did not start:\n${out}`)), 20_000);
+    const timer = setTimeout(() => fail(new Error(`local mode did not start within 60 s:\n${out}`)), 60_000);
     const check = () => {
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m?.[1]) {

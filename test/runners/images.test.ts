@@ -124,7 +124,7 @@ describe.each(['ansible-winrm', 'ansible-cloud', 'helm-kubectl'] as const)('the 
       `remote-worker-${name}`,
     );
     expect(await inspect(tag, '{{index .Labels "org.opencontainers.image.base.name"}}')).toMatch(
-      /^localhost\/node:20\.\d+\.\d+-bookworm$/,
+      /^localhost\/node:22\.\d+\.\d+-bookworm$/,
     );
   });
 
