@@ -12,8 +12,7 @@ import type { LogPage } from '../../ports/log-store.ts';
 import { EphemeralSecrets } from './ephemeral-secrets.ts';
 import { googleError, isAlreadyExists, isNotFound, isTransient } from './errors.ts';
 import { executionStatus, isCancelled, isFinished, type TaskFacts, taskFacts } from './execution-status.ts';
-import type { AuthorizedHttp, RetryTuning } from './google-http.ts';
-import { retrying } from './google-http.ts';
+import { type AuthorizedHttp, type RetryTuning, retrying, retryPause } from './google-http.ts';
 import {
   type CloudRunHandle,
   checkJobPrefix,
@@ -370,7 +369,7 @@ export class CloudRunLauncher implements Launcher {
       } catch (error) {
         if (!isTransient(error)) throw googleError(error, SERVICE, 'RunJob');
         lastError = error;
-        await sleepBefore(attempt, this.#o.retry);
+        await retryPause(attempt, this.#o.retry);
       }
     }
   }
@@ -504,12 +503,4 @@ export class CloudRunLauncher implements Launcher {
 function secretKeyRef(ref: string): { secret: string; version: string } {
   const m = /^(projects\/[^/]+\/secrets\/[^/]+)\/versions\/([^/]+)$/.exec(ref);
   return m === null ? { secret: ref, version: 'latest' } : { secret: m[1]!, version: m[2]! };
-}
-
-/** The backoff `retrying` would use, for the one call that must not go through it (RunJob). */
-function sleepBefore(attempt: number, tuning: RetryTuning | undefined): Promise<void> {
-  const base = tuning?.baseMs ?? 200;
-  const max = tuning?.maxMs ?? 5000;
-  const ms = Math.min(max, base * 2 ** (attempt - 1)) * Math.random();
-  return (tuning?.sleep ?? ((t: number) => new Promise<void>((resolve) => setTimeout(resolve, t))))(ms);
 }
