@@ -5,19 +5,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { GcsAssetStore } from '../../shared/adapters/gcs/asset-store.ts';
 import {
+  type KubernetesLauncherOptions,
+  kubernetesSettingsFrom,
+  loadKubeConfig,
+} from '../../shared/adapters/kubernetes/config.ts';
+import {
   configMapNameFor,
   podNameFor,
   RUN_ID_ANNOTATION,
   runIdLabelValue,
   secretNameFor,
 } from '../../shared/adapters/kubernetes/handle.ts';
-import {
-  KUBERNETES_RBAC_RULES,
-  KubernetesLauncher,
-  type KubernetesLauncherOptions,
-  kubernetesSettingsFrom,
-  loadKubeConfig,
-} from '../../shared/adapters/kubernetes/launcher.ts';
+import { KUBERNETES_RBAC_RULES } from '../../shared/adapters/kubernetes/kube-api.ts';
+import { KubernetesLauncher } from '../../shared/adapters/kubernetes/launcher.ts';
 import { parsePodLog, utcTimestamp } from '../../shared/adapters/kubernetes/pod-log.ts';
 import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
 import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
