@@ -31,7 +31,7 @@ import {
   type RunAttempt,
   startedByFor,
 } from './handle.ts';
-import { describeStoppedTask } from './task-outcome.ts';
+import { ecsTaskStatus } from './task-outcome.ts';
 
 /** "A total of 8192 characters are allowed for overrides", JSON punctuation included (RunTask API reference). */
 export const ECS_OVERRIDES_MAX_CHARS = 8192;
@@ -278,30 +278,8 @@ export class EcsLauncher implements Launcher {
         reason: `ECS no longer knows task ${h.taskArn}${failure?.reason === undefined ? '' : ` (${failure.reason})`}; stopped tasks are kept for about an hour`,
       };
     }
-    switch (task.lastStatus) {
-      case 'STOPPED': {
-        const container = task.containers?.find((c) => c.name === this.#o.containerName);
-        const outcome = describeStoppedTask({
-          stopCode: task.stopCode,
-          stoppedReason: task.stoppedReason,
-          containerReason: container?.reason,
-          exitCode: container?.exitCode,
-        });
-        return {
-          state: 'exited',
-          ...(outcome.exitCode === undefined ? {} : { exitCode: outcome.exitCode }),
-          ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
-        };
-      }
-      case 'RUNNING':
-      case 'DEACTIVATING':
-      case 'STOPPING':
-      case 'DEPROVISIONING':
-        // Still winding down: the exit code is final only at STOPPED.
-        return { state: 'running' };
-      default:
-        return { state: 'pending' };
-    }
+    // A status ECS does not document: not started as far as we can tell.
+    return ecsTaskStatus(task, this.#o.containerName)?.status ?? { state: 'pending' };
   }
 
   logs(_handle: string, run: Run, cursor?: string, limit?: number): Promise<LogPage> {
