@@ -18,10 +18,7 @@ import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
 import { type PreparedTask, prepareTask } from '../../shared/app/task-prep.ts';
 import { loadSettings } from '../../shared/config/settings.ts';
-import {
-  LauncherUnavailableError,
-  LaunchRejectedError,
-} from '../../shared/domain/errors.ts';
+import { LauncherUnavailableError, LaunchRejectedError } from '../../shared/domain/errors.ts';
 import { newRun, type Run, type SecretBinding, transition } from '../../shared/domain/run.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
 import { newId } from '../../shared/ids.ts';
