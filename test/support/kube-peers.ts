@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfig } from '../../shared/adapters/kubernetes/config.ts';
 import { labelsFor, RUN_ID_ANNOTATION } from '../../shared/adapters/kubernetes/handle.ts';
 import { KubeApi } from '../../shared/adapters/kubernetes/kube-api.ts';
@@ -19,6 +20,7 @@ import { type FakeKubeApi, startFakeKubeApi } from './fake-kube-api.ts';
 export interface KubePeers {
   readonly namespace: string;
   readonly fake: FakeKubeApi;
+  readonly kubeConfig: KubeConfig;
   readonly api: KubeApi;
   readonly archive: SqliteLogStore;
   readonly archiver: PodArchiver;
@@ -33,13 +35,15 @@ export async function startKubePeers(): Promise<KubePeers> {
   const dir = mkdtempSync(join(tmpdir(), 'rw-kube-peers-'));
   const path = join(dir, 'kubeconfig');
   writeFileSync(path, fake.kubeconfig(), { mode: 0o600 });
-  const api = new KubeApi({ kubeConfig: loadKubeConfig({ kind: 'file', path }), retry: { baseMs: 1 } });
+  const kubeConfig = loadKubeConfig({ kind: 'file', path });
+  const api = new KubeApi({ kubeConfig, retry: { baseMs: 1 } });
   const db: SqliteDatabase = openDatabase(':memory:');
   const archive = new SqliteLogStore({ db });
   const archiver = new PodArchiver({ api, archive, clock: systemClock });
   return {
     namespace,
     fake,
+    kubeConfig,
     api,
     archive,
     archiver,

@@ -1,6 +1,4 @@
-import type { V1Pod } from '@kubernetes/client-node';
-import type { PreparedTask } from '../../app/task-prep.ts';
-import { LauncherUnavailableError, LaunchRejectedError } from '../../domain/errors.ts';
+import { LaunchRejectedError } from '../../domain/errors.ts';
 import { isDnsLabel } from '../../domain/kubernetes-names.ts';
 import type { Run } from '../../domain/run.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
@@ -8,32 +6,14 @@ import type { BackendStatus, Launcher, LaunchRequest } from '../../ports/launche
 import type { LogPage } from '../../ports/log-store.ts';
 import type { KubernetesLauncherOptions } from './config.ts';
 import { PodFollowers } from './follower.ts';
-import {
-  configMapNameFor,
-  formatKubernetesHandle,
-  type KubernetesHandle,
-  parseKubernetesHandle,
-  podNameFor,
-  RUN_ID_ANNOTATION,
-  type RunAttempt,
-  runSelector,
-  secretNameFor,
-} from './handle.ts';
+import { type KubernetesHandle, parseKubernetesHandle, RUN_ID_ANNOTATION, runSelector } from './handle.ts';
 import { KubeApi } from './kube-api.ts';
-import { markerText, scanArchive } from './log-archive.ts';
 import { LogPages } from './log-pages.ts';
-import {
-  CONTAINER_NAME,
-  configMapManifest,
-  ownerReferenceTo,
-  podManifest,
-  secretManifest,
-} from './manifests.ts';
+import { CONTAINER_NAME } from './manifests.ts';
 import { PodArchiver } from './pod-archive.ts';
-import { describePod, hasEnded, hasStarted } from './pod-status.ts';
+import { launchPod } from './pod-launch.ts';
+import { describePod, hasEnded } from './pod-status.ts';
 import { type CleanupDeps, collectOrphans, type OrphanReport, removeRun } from './run-cleanup.ts';
-
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * The `kubernetes` runner: one pod per run and attempt, in one namespace.
@@ -114,75 +94,8 @@ export class KubernetesLauncher implements Launcher {
     });
   }
 
-  async launch({ run, image }: LaunchRequest): Promise<string> {
-    const key: RunAttempt = { runId: run.id, attempt: run.attempt };
-    const namespace = this.#o.namespace;
-    let name: string;
-    try {
-      name = podNameFor(key);
-    } catch (error) {
-      throw new LaunchRejectedError(`Run ${run.id} cannot be named as a Kubernetes pod: ${error}`);
-    }
-    if (image.trim() === '')
-      throw new LaunchRejectedError('No runner image to start the Kubernetes pod with');
-    const handle = formatKubernetesHandle({ namespace, pod: name, attempt: run.attempt });
-
-    // The pod ran and was cleaned up: its log is archived. Never create it a second time.
-    if ((await scanArchive(this.#o.archive, run.id, markerText(namespace, name, run.attempt))).found) {
-      return handle;
-    }
-
-    const prepared = await this.#o.prepare(run);
-    const bad = Object.keys(prepared.secretEnv).filter((env) => !ENV_NAME.test(env));
-    if (bad.length > 0) {
-      throw new LaunchRejectedError(
-        `Secret environment names are not valid variable names: ${bad.join(', ')}`,
-      );
-    }
-    const hasSecretEnv = Object.keys(prepared.secretEnv).length > 0;
-    const body = podManifest({
-      key,
-      name,
-      namespace,
-      image,
-      serviceAccountName: this.#o.serviceAccountName,
-      imagePullSecrets: this.#o.imagePullSecrets ?? [],
-      activeDeadlineSeconds: run.timeoutSeconds + (this.#o.deadlineMarginSeconds ?? 300),
-      terminationGracePeriodSeconds: this.#o.cleanupGraceSeconds ?? 30,
-      runAsUser: this.#o.runAsUser ?? 10001,
-      hasSecretEnv,
-    });
-
-    const created = await this.#api.call(
-      `create pod ${name}`,
-      (options) => this.#api.core.createNamespacedPod({ namespace, body }, options),
-      { tolerate: [409] },
-    );
-    let pod: V1Pod;
-    if (created.ok) {
-      pod = created.value;
-    } else {
-      // 409: an earlier delivery of this attempt created it. Adopt it, never a second one.
-      const existing = await this.#api.readPod(namespace, name);
-      if (existing === undefined) {
-        throw new LauncherUnavailableError(
-          `Kubernetes pod ${name} existed a moment ago and is gone now (being deleted?); will look again`,
-        );
-      }
-      pod = existing;
-      if (hasStarted(pod)) return handle;
-    }
-
-    try {
-      await this.#createSupport(key, name, pod, prepared, hasSecretEnv);
-    } catch (error) {
-      if (error instanceof LaunchRejectedError) {
-        // Refused for good: the pod would wait forever for what it mounts. Remove it (no log yet).
-        await this.#api.deleteEach('pod', namespace, [name], 0).catch(() => {});
-      }
-      throw error;
-    }
-    return handle;
+  launch({ run, image }: LaunchRequest): Promise<string> {
+    return launchPod(this.#api, this.#o, run, image);
   }
 
   async status(handle: string, _run: Run): Promise<BackendStatus> {
@@ -273,32 +186,6 @@ export class KubernetesLauncher implements Launcher {
     options: { readonly signal?: AbortSignal } = {},
   ): Promise<{ archived: number }> {
     return this.#followers.follow(run.id, this.#parse(handle), options.signal);
-  }
-
-  async #createSupport(
-    key: RunAttempt,
-    pod: string,
-    owner: V1Pod,
-    prepared: PreparedTask,
-    hasSecretEnv: boolean,
-  ): Promise<void> {
-    const namespace = this.#o.namespace;
-    const owners = ownerReferenceTo(owner);
-    if (hasSecretEnv) {
-      const body = secretManifest({ key, pod, namespace, env: prepared.secretEnv, owners });
-      // The answer to a refused Secret may quote it: keep values out of the message, drop the cause.
-      await this.#api.call(
-        `create secret ${secretNameFor(pod)}`,
-        (options) => this.#api.core.createNamespacedSecret({ namespace, body }, options),
-        { tolerate: [409], secrets: Object.values(prepared.secretEnv) },
-      );
-    }
-    const configMap = configMapManifest({ key, pod, namespace, spec: prepared.spec, owners });
-    await this.#api.call(
-      `create configmap ${configMapNameFor(pod)}`,
-      (options) => this.#api.core.createNamespacedConfigMap({ namespace, body: configMap }, options),
-      { tolerate: [409] },
-    );
   }
 
   #cleanupDeps(): CleanupDeps {
