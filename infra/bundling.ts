@@ -29,8 +29,9 @@ export const MAIN_FIELDS = ['module', 'main'];
 /**
  * Compile-time constants of a handler's bundle. Functions that never touch a
  * runner task get `process.env.RW_CLOUD_SDKS = "none"`: the composition root
- * (shared/composition/aws.ts) tests it around every import of the ACI, Cloud
- * Run and Kubernetes SDKs, so esbuild drops that code from their bundle.
+ * (shared/composition/launchers.ts, `cloudSdks`) tests it once, around every
+ * loader of the ACI, Cloud Run and Kubernetes SDKs, so esbuild drops that code
+ * from their bundle.
  */
 export const bundleDefines = (spec: { readonly controlsTasks?: boolean }): Record<string, string> =>
   spec.controlsTasks === true ? {} : { 'process.env.RW_CLOUD_SDKS': JSON.stringify('none') };

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { sleep } from '../../shared/lib/sleep.ts';
 
 /** Everything the CLI touches outside itself, so tests can run it in-process. */
 export interface Io {
@@ -14,5 +15,5 @@ export const nodeIo = (): Io => ({
   stderr: process.stderr,
   env: process.env,
   readFile: (path) => readFile(path),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  sleep,
 });

@@ -1,22 +1,19 @@
 import type { EventBridgeEvent } from 'aws-lambda';
-import { z } from 'zod';
+import { formatEcsHandle } from '../../shared/adapters/ecs/handle.ts';
 import {
-  type EcsHandle,
-  formatEcsHandle,
-  parseEcsHandle,
-  parseGroup,
-  parseStartedBy,
-  type RunAttempt,
-  sameTask,
-} from '../../shared/adapters/ecs/handle.ts';
-import { describeStoppedTask } from '../../shared/adapters/ecs/task-outcome.ts';
+  decideTaskEvent,
+  type EcsEventOutcome,
+  isRecordedTask,
+  parseTaskEvent,
+  taskEventHandle,
+  taskEventStatus,
+} from '../../shared/adapters/ecs/task-event.ts';
 import { endOnBackend, endRun } from '../../shared/app/credentials.ts';
 import type { AppDeps } from '../../shared/app/deps.ts';
 import { applyBackendStatus } from '../../shared/app/sync-backends.ts';
 import { lambdaHandler } from '../../shared/composition/lambda.ts';
 import { DomainError, NotFoundError } from '../../shared/domain/errors.ts';
 import { amend, isTerminal, type Run } from '../../shared/domain/run.ts';
-import type { BackendStatus } from '../../shared/ports/launcher.ts';
 
 export const ECS_TASK_STATE_CHANGE = 'ECS Task State Change';
 
@@ -33,42 +30,9 @@ export const ecsTaskStateChangePattern = (clusterArn: string) => ({
   detail: { clusterArn: [clusterArn], group: [{ prefix: 'rw:' }] },
 });
 
-/** The fields we read; ECS sends many more. */
-const DetailSchema = z.looseObject({
-  taskArn: z.string().min(1),
-  clusterArn: z.string().min(1),
-  lastStatus: z.string().min(1),
-  /** Increases with every change of the task; events may arrive in any order and more than once. */
-  version: z.int().nonnegative().optional(),
-  startedBy: z.string().optional(),
-  group: z.string().optional(),
-  stopCode: z.string().optional(),
-  stoppedReason: z.string().optional(),
-  containers: z
-    .array(
-      z.looseObject({
-        name: z.string(),
-        exitCode: z.int().optional(),
-        reason: z.string().optional(),
-      }),
-    )
-    .optional(),
-});
-type Detail = z.infer<typeof DetailSchema>;
+export type { EcsEventOutcome };
 
 export type EcsTaskStateChangeEvent = EventBridgeEvent<typeof ECS_TASK_STATE_CHANGE, unknown>;
-
-/** What the handler did with one event; returned for tests and logged. */
-export type EcsEventOutcome =
-  | 'applied'
-  | 'recorded'
-  | 'malformed'
-  | 'not_ours'
-  | 'unknown_run'
-  | 'other_attempt'
-  | 'other_task'
-  | 'stale'
-  | 'terminal';
 
 export type EcsTaskStateChangeDeps = Pick<
   AppDeps,
@@ -77,39 +41,6 @@ export type EcsTaskStateChangeDeps = Pick<
   /** The runner container in the task definition: its exit code is the run's. */
   readonly containerName: string;
 };
-
-/** ECS lastStatus → what the run may become. DEACTIVATING…DEPROVISIONING say nothing new: a task that never ran passes through them too. */
-function statusOf(detail: Detail, containerName: string): BackendStatus | undefined {
-  switch (detail.lastStatus) {
-    case 'PROVISIONING':
-    case 'PENDING':
-    case 'ACTIVATING':
-      return { state: 'pending' };
-    case 'RUNNING':
-      return { state: 'running' };
-    case 'STOPPED': {
-      const container = detail.containers?.find((c) => c.name === containerName);
-      const outcome = describeStoppedTask({
-        stopCode: detail.stopCode,
-        stoppedReason: detail.stoppedReason,
-        containerReason: container?.reason,
-        exitCode: container?.exitCode,
-      });
-      return {
-        state: 'exited',
-        ...(outcome.exitCode === undefined ? {} : { exitCode: outcome.exitCode }),
-        ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
-      };
-    }
-    default:
-      return undefined;
-  }
-}
-
-/** The run and attempt a task belongs to: the group always says; startedBy when it was not hashed. */
-function runOf(detail: Detail): RunAttempt | undefined {
-  return parseGroup(detail.group) ?? parseStartedBy(detail.startedBy);
-}
 
 /**
  * EventBridge "ECS Task State Change" → run state. Events come at least once
@@ -133,15 +64,14 @@ export function makeEcsTaskStateChange(
 ): (event: EcsTaskStateChangeEvent) => Promise<EcsEventOutcome> {
   const log = deps.logger;
   return async (event) => {
-    const parsed = DetailSchema.safeParse(event.detail);
-    if (!parsed.success) {
-      log.error('ecs event: malformed detail ignored', { eventId: event.id, issues: parsed.error.issues });
+    const parsed = parseTaskEvent(event.detail);
+    if (!parsed.ok) {
+      log.error('ecs event: malformed detail ignored', { eventId: event.id, issues: parsed.issues });
       return 'malformed';
     }
-    const detail = parsed.data;
-    const owner = runOf(detail);
+    const { detail, owner } = parsed;
     if (owner === undefined) return 'not_ours';
-    const status = statusOf(detail, deps.containerName);
+    const status = taskEventStatus(detail, deps.containerName);
     const version = detail.version;
 
     // Set by the change function (the last call counts: it may be retried). settleRun does not
@@ -151,12 +81,12 @@ export function makeEcsTaskStateChange(
     try {
       // endRun: a stopped task's account is checked in before the run's end is recorded.
       settled = await endRun(deps, owner.runId, (run) => {
-        result.outcome = decide(run, owner, detail);
+        result.outcome = decideTaskEvent(run, owner, detail);
         if (result.outcome !== 'applied') return run;
         const launch = {
           backend: 'ecs' as const,
           intentAt: run.launch?.intentAt ?? deps.clock.now(),
-          handle: formatEcsHandle(withVersion(detail, version)),
+          handle: formatEcsHandle(taskEventHandle(detail)),
         };
         const next = status === undefined ? run : applyBackendStatus(run, status, deps.clock.now(), launch);
         if (next !== run) return next;
@@ -177,7 +107,7 @@ export function makeEcsTaskStateChange(
     }
     const { outcome } = result;
 
-    if (detail.lastStatus === 'STOPPED' && isTerminal(settled.state) && isOurTask(settled, detail)) {
+    if (detail.lastStatus === 'STOPPED' && isTerminal(settled.state) && isRecordedTask(settled, detail)) {
       await cleanup(deps, settled);
     }
     log.info('ecs event', {
@@ -190,34 +120,6 @@ export function makeEcsTaskStateChange(
     });
     return outcome;
   };
-}
-
-function withVersion(detail: Detail, version: number | undefined): EcsHandle {
-  const cluster = detail.clusterArn;
-  return version === undefined
-    ? { cluster, taskArn: detail.taskArn }
-    : { cluster, taskArn: detail.taskArn, version };
-}
-
-const isOurTask = (run: Run, detail: Detail): boolean => {
-  const h = parseEcsHandle(run.launch?.handle);
-  return h !== undefined && sameTask(h.taskArn, detail.taskArn);
-};
-
-function decide(run: Run, owner: RunAttempt, detail: Detail): EcsEventOutcome {
-  if (isTerminal(run.state)) return 'terminal';
-  if (run.launch?.backend !== 'ecs') return 'not_ours';
-  if (run.attempt !== owner.attempt) return 'other_attempt';
-  const recorded = parseEcsHandle(run.launch.handle);
-  if (recorded === undefined) {
-    // Only a run still being dispatched may adopt a task it never recorded.
-    return run.state === 'dispatching' ? 'applied' : 'other_task';
-  }
-  if (!sameTask(recorded.taskArn, detail.taskArn)) return 'other_task';
-  if (detail.version !== undefined && recorded.version !== undefined && detail.version <= recorded.version) {
-    return 'stale';
-  }
-  return 'applied';
 }
 
 async function cleanup(deps: EcsTaskStateChangeDeps, run: Run): Promise<void> {

@@ -18,6 +18,7 @@ import {
   type RunState,
   transition,
 } from '../../shared/domain/run.ts';
+import { sleep } from '../../shared/lib/sleep.ts';
 import type { AssetStore } from '../../shared/ports/asset-store.ts';
 import type { Clock } from '../../shared/ports/clock.ts';
 import type { ClusterAuth } from '../../shared/ports/cluster-auth.ts';
@@ -408,5 +409,3 @@ function outcome(
       : `exited with code ${result.exitCode}`;
   return ['failed', lastProblem === undefined ? `The task ${how}` : `The task ${how}: ${lastProblem}`];
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,3 +1,6 @@
+import { backoffMs } from '../lib/backoff.ts';
+import { sleep } from '../lib/sleep.ts';
+
 /**
  * Retry with capped exponential backoff and full jitter, for SDKs that do not
  * retry throttling or 5xx themselves (Cloud Run over REST, the Kubernetes
@@ -25,22 +28,20 @@ export interface RetryOptions {
   readonly random?: () => number;
 }
 
-const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 export async function withRetry<T>(call: () => Promise<T>, options: RetryOptions): Promise<T> {
   const attempts = Math.max(1, options.attempts ?? 4);
   const baseMs = options.baseMs ?? 200;
   const maxMs = options.maxMs ?? 5000;
-  const sleep = options.sleep ?? defaultSleep;
+  const pause = options.sleep ?? sleep;
   const random = options.random ?? Math.random;
   for (let attempt = 1; ; attempt++) {
     try {
       return await call();
     } catch (error) {
       if (attempt >= attempts || !options.retryable(error)) throw error;
-      const backoff = Math.min(maxMs, baseMs * 2 ** (attempt - 1)) * random();
+      const backoff = backoffMs(attempt - 1, { baseMs, maxMs, jitter: random });
       const asked = options.retryAfterMs?.(error);
-      await sleep(asked === undefined ? backoff : Math.min(maxMs, Math.max(asked, backoff)));
+      await pause(asked === undefined ? backoff : Math.min(maxMs, Math.max(asked, backoff)));
     }
   }
 }

@@ -1,5 +1,7 @@
 import type { Settings } from '../config/settings.ts';
 import type { Runner } from '../domain/run.ts';
+import { backoffMs } from '../lib/backoff.ts';
+import { sleep } from '../lib/sleep.ts';
 import type { AppDeps } from './deps.ts';
 import { type SyncBackendsReport, syncBackends } from './sync-backends.ts';
 
@@ -93,7 +95,7 @@ export class BackendPoller {
     const maxMs = (this.#o.maxBackoffSeconds ?? 60) * 1000;
     for (const runId of report.unknown) {
       const failures = (this.#backoff.get(runId)?.failures ?? 0) + 1;
-      const pauseMs = Math.min(maxMs, this.#o.intervalSeconds * 1000 * 2 ** failures);
+      const pauseMs = backoffMs(failures, { baseMs: this.#o.intervalSeconds * 1000, maxMs });
       this.#backoff.set(runId, { failures, untilMs: this.#deps.clock.nowMs() + pauseMs });
     }
     return report;
@@ -106,7 +108,7 @@ export class BackendPoller {
   }
 
   /** Sweep every `intervalSeconds` until `deadlineMs` (a Lambda invocation's remaining time). */
-  async runUntil(deadlineMs: number, sleep: (ms: number) => Promise<void> = defaultSleep): Promise<number> {
+  async runUntil(deadlineMs: number, pause: (ms: number) => Promise<void> = sleep): Promise<number> {
     let sweeps = 0;
     const intervalMs = this.#o.intervalSeconds * 1000;
     while (this.#deps.clock.nowMs() + intervalMs < deadlineMs) {
@@ -115,10 +117,8 @@ export class BackendPoller {
         this.#deps.logger.warn('poll: sweep failed', { error: error as Error });
       });
       sweeps++;
-      await sleep(Math.max(0, intervalMs - (this.#deps.clock.nowMs() - started)));
+      await pause(Math.max(0, intervalMs - (this.#deps.clock.nowMs() - started)));
     }
     return sweeps;
   }
 }
-
-const defaultSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,9 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import {
-  KubernetesLauncher,
-  kubernetesSettingsFrom,
-  loadKubeConfig,
-} from '../adapters/kubernetes/launcher.ts';
+import { kubernetesSettingsFrom, loadKubeConfig } from '../adapters/kubernetes/config.ts';
+import { KubernetesLauncher } from '../adapters/kubernetes/launcher.ts';
 import type { PreparedTask } from '../app/task-prep.ts';
 import { type Settings, selectedRunners } from '../config/settings.ts';
 import { isTerminal, type Run } from '../domain/run.ts';

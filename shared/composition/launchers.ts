@@ -2,11 +2,14 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { ECSClient } from '@aws-sdk/client-ecs';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { TokenCredential } from '@azure/identity';
-import { AciLauncher, aciOptionsFromSettings } from '../adapters/aci/launcher.ts';
-import { CloudRunLauncher, cloudRunOptionsFromSettings } from '../adapters/cloud-run/launcher.ts';
+import { aciOptionsFromSettings } from '../adapters/aci/config.ts';
+import { AciLauncher } from '../adapters/aci/launcher.ts';
+import { cloudRunOptionsFromSettings } from '../adapters/cloud-run/config.ts';
+import { CloudRunLauncher } from '../adapters/cloud-run/launcher.ts';
 import { awslogsStreamName } from '../adapters/cloudwatch-logs/log-reader.ts';
+import { ecsNetworkFromSettings } from '../adapters/ecs/config.ts';
 import { parseEcsHandle } from '../adapters/ecs/handle.ts';
-import { EcsLauncher, ecsNetworkFromSettings } from '../adapters/ecs/launcher.ts';
+import { EcsLauncher } from '../adapters/ecs/launcher.ts';
 import { describeSecretArn } from '../adapters/ecs/secret-arn.ts';
 import { SecretsManagerRunSecrets } from '../adapters/secrets-manager/run-secrets.ts';
 import type { PreparedTask } from '../app/task-prep.ts';
@@ -20,7 +23,7 @@ import type { Launcher, Launchers } from '../ports/launcher.ts';
 import type { LogReader, LogStore } from '../ports/log-store.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
-import { lazyLauncher } from './lazy-launcher.ts';
+import { lazyLauncher, onFirstUse } from './lazy-launcher.ts';
 
 /** How a mode runs ECS tasks: the task definitions per runner image and their runner container. */
 export interface EcsRunnerConfig {
@@ -129,54 +132,42 @@ export const cloudLauncherFactories = {
     };
   },
   aci: ({ settings, clock, secrets, prepare, runLogs }) => {
-    let aci: ReturnType<typeof aciOptionsFromSettings>;
-    try {
-      aci = aciOptionsFromSettings(settings);
-    } catch (error) {
-      if (error instanceof RunnerNotConfiguredError) return { unavailable: error.message };
-      throw error;
-    }
+    const read = configured(() => aciOptionsFromSettings(settings));
+    if ('unavailable' in read) return read;
+    const aci = read.options;
     if (aci === undefined)
       return { unavailable: 'ACI is not configured in this deployment (azure_resource_group not set)' };
     const registry = aci.registry;
     const { subscriptionId } = aci;
     return {
-      // A constant in bundles built without cloud SDKs (infra/bundling.ts): esbuild drops the loader.
       launcher: lazyLauncher(
         'aci',
-        process.env.RW_CLOUD_SDKS === 'none'
-          ? withoutCloudSdks('aci')
-          : async () => {
-              const [{ ContainerInstanceManagementClient }, { defaultAzureCredential }] = await Promise.all([
-                import('@azure/arm-containerinstance'),
-                import('../adapters/cluster-auth/aks-token.ts'),
-              ]);
-              /** `DefaultAzureCredential`, made on first use. */
-              const azureCredential = (): TokenCredential => ({
-                getToken: async (scopes, options) =>
-                  (await defaultAzureCredential()).getToken(scopes, options),
-              });
-              return new AciLauncher({
-                // Service principal, workload identity federation or managed identity, from AZURE_* variables.
-                aci: new ContainerInstanceManagementClient(azureCredential(), subscriptionId),
-                resourceGroup: aci.resourceGroup,
-                location: aci.location,
-                subnetIds: aci.subnetIds,
-                ...(registry === undefined
-                  ? {}
-                  : {
-                      registry: {
-                        server: registry.server,
-                        username: registry.username,
-                        password: () => secrets.get(registry.passwordSecret),
-                      },
-                    }),
-                // ACI takes values (secureValue), not references: the dispatcher resolves them.
-                prepare: (run) => prepare(run),
-                archive: runLogs,
-                clock,
-              });
-            },
+        withCloudSdk('aci', 'aci', ([{ ContainerInstanceManagementClient }, { defaultAzureCredential }]) => {
+          /** `DefaultAzureCredential`, made on first use. */
+          const azureCredential = (): TokenCredential => ({
+            getToken: async (scopes, options) => (await defaultAzureCredential()).getToken(scopes, options),
+          });
+          return new AciLauncher({
+            // Service principal, workload identity federation or managed identity, from AZURE_* variables.
+            aci: new ContainerInstanceManagementClient(azureCredential(), subscriptionId),
+            resourceGroup: aci.resourceGroup,
+            location: aci.location,
+            subnetIds: aci.subnetIds,
+            ...(registry === undefined
+              ? {}
+              : {
+                  registry: {
+                    server: registry.server,
+                    username: registry.username,
+                    password: () => secrets.get(registry.passwordSecret),
+                  },
+                }),
+            // ACI takes values (secureValue), not references: the dispatcher resolves them.
+            prepare: (run) => prepare(run),
+            archive: runLogs,
+            clock,
+          });
+        }),
       ),
     };
   },
@@ -191,85 +182,106 @@ export const cloudLauncherFactories = {
     return {
       launcher: lazyLauncher(
         'kubernetes',
-        process.env.RW_CLOUD_SDKS === 'none'
-          ? withoutCloudSdks('kubernetes')
-          : async () => {
-              const built = (await import('./kubernetes.ts')).buildKubernetesLauncher({
-                settings,
-                env: {},
-                archive: runLogs,
-                clock,
-                prepare: (run) => prepare(run),
-              });
-              if ('unavailable' in built) throw new LaunchRejectedError(built.unavailable);
-              return built.launcher;
-            },
+        withCloudSdk('kubernetes', 'kubernetes', ({ buildKubernetesLauncher }) => {
+          const built = buildKubernetesLauncher({
+            settings,
+            env: {},
+            archive: runLogs,
+            clock,
+            prepare: (run) => prepare(run),
+          });
+          if ('unavailable' in built) throw new LaunchRejectedError(built.unavailable);
+          return built.launcher;
+        }),
       ),
     };
   },
   gcp: ({ settings, prepare }) => {
-    let gcp: ReturnType<typeof cloudRunOptionsFromSettings>;
-    try {
-      gcp = cloudRunOptionsFromSettings(settings);
-    } catch (error) {
-      if (error instanceof RunnerNotConfiguredError) return { unavailable: error.message };
-      throw error;
-    }
+    const read = configured(() => cloudRunOptionsFromSettings(settings));
+    if ('unavailable' in read) return read;
+    const gcp = read.options;
     return {
       launcher: lazyLauncher(
         'gcp',
-        process.env.RW_CLOUD_SDKS === 'none'
-          ? withoutCloudSdks('gcp')
-          : async () => {
-              const [{ ExecutionsClient, JobsClient, TasksClient }, { GoogleAuth }] = await Promise.all([
-                import('@google-cloud/run'),
-                import('google-auth-library'),
-              ]);
-              // Application Default Credentials (on Lambda: GOOGLE_APPLICATION_CREDENTIALS → workload identity federation).
-              const auth = new GoogleAuth({ scopes: ['https://www.googleapis.com/auth/cloud-platform'] });
-              return new CloudRunLauncher({
-                ...gcp,
-                jobs: new JobsClient({ fallback: true, auth }),
-                executions: new ExecutionsClient({ fallback: true, auth }),
-                tasks: new TasksClient({ fallback: true, auth }),
-                http: auth,
-                // Cloud Run resolves stored secrets from Secret Manager itself; only minted material reaches secretEnv.
-                prepare: (run) => prepare(run, { resolveSecrets: false }),
-              });
-            },
+        withCloudSdk('gcp', 'gcp', ([{ ExecutionsClient, JobsClient, TasksClient }, { GoogleAuth }]) => {
+          // Application Default Credentials (on Lambda: GOOGLE_APPLICATION_CREDENTIALS → workload identity federation).
+          const auth = new GoogleAuth({ scopes: ['https://www.googleapis.com/auth/cloud-platform'] });
+          return new CloudRunLauncher({
+            ...gcp,
+            jobs: new JobsClient({ fallback: true, auth }),
+            executions: new ExecutionsClient({ fallback: true, auth }),
+            tasks: new TasksClient({ fallback: true, auth }),
+            http: auth,
+            // Cloud Run resolves stored secrets from Secret Manager itself; only minted material reaches secretEnv.
+            prepare: (run) => prepare(run, { resolveSecrets: false }),
+          });
+        }),
       ),
     };
   },
 } satisfies Record<Exclude<Runner, 'local'>, LauncherFactory>;
 
-/** What a function built without the cloud SDKs answers if it is ever asked to act on such a task. */
-const withoutCloudSdks = (what: string) => (): Promise<never> =>
-  Promise.reject(
-    new LauncherUnavailableError(
-      `This function is bundled without the ${what} SDK (infra/handlers.ts controlsTasks); the dispatcher, poller and reconciler act on these tasks`,
-    ),
-  );
+/**
+ * The loaders of the cloud SDKs and the adapters built on them, behind the one
+ * test of `RW_CLOUD_SDKS`: a compile-time constant in bundles built without
+ * cloud SDKs (infra/bundling.ts), where esbuild folds it and drops every
+ * loader, and with them the SDKs, from the bundle.
+ */
+const cloudSdks =
+  process.env.RW_CLOUD_SDKS === 'none'
+    ? undefined
+    : {
+        aci: () =>
+          Promise.all([
+            import('@azure/arm-containerinstance'),
+            import('../adapters/cluster-auth/aks-token.ts'),
+          ]),
+        kubernetes: () => import('./kubernetes.ts'),
+        gcp: () => Promise.all([import('@google-cloud/run'), import('google-auth-library')]),
+        clusterAuth: () => import('../adapters/cluster-auth/cluster-auth.ts'),
+      };
+type CloudSdks = NonNullable<typeof cloudSdks>;
+
+/**
+ * Load SDK `sdk` and `build` with it; in a bundle without the cloud SDKs, a
+ * loader that refuses with LauncherUnavailableError naming `what`.
+ */
+function withCloudSdk<K extends keyof CloudSdks, T>(
+  what: string,
+  sdk: K,
+  build: (loaded: Awaited<ReturnType<CloudSdks[K]>>) => T | Promise<T>,
+): () => Promise<T> {
+  const loaders: CloudSdks | undefined = cloudSdks;
+  if (loaders === undefined) {
+    return () =>
+      Promise.reject(
+        new LauncherUnavailableError(
+          `This function is bundled without the ${what} SDK (infra/handlers.ts controlsTasks); the dispatcher, poller and reconciler act on these tasks`,
+        ),
+      );
+  }
+  return async () => build((await loaders[sdk]()) as Awaited<ReturnType<CloudSdks[K]>>);
+}
+
+/** A backend's options read from the settings, or the RunnerNotConfiguredError's message as `unavailable`. */
+function configured<T>(read: () => T): { readonly options: T } | { readonly unavailable: string } {
+  try {
+    return { options: read() };
+  } catch (error) {
+    if (error instanceof RunnerNotConfiguredError) return { unavailable: error.message };
+    throw error;
+  }
+}
 
 /**
  * Kubeconfig token preparation, loaded on first use (only the dispatcher
  * prepares tasks); left out of bundles built without the cloud SDKs.
  */
 export function lazyClusterAuth(clock: Clock): ClusterAuth {
-  let auth: Promise<ClusterAuth> | undefined;
-  const load =
-    process.env.RW_CLOUD_SDKS === 'none'
-      ? withoutCloudSdks('cluster token')
-      : () =>
-          import('../adapters/cluster-auth/cluster-auth.ts').then((m) => new m.CloudClusterAuth({ clock }));
-  return {
-    prepare: async (target, stored) => {
-      auth ??= load().catch((error: unknown) => {
-        auth = undefined;
-        throw error;
-      });
-      return (await auth).prepare(target, stored);
-    },
-  };
+  const auth = onFirstUse(
+    withCloudSdk('cluster token', 'clusterAuth', (m) => new m.CloudClusterAuth({ clock })),
+  );
+  return { prepare: async (target, stored) => (await auth()).prepare(target, stored) };
 }
 
 /**

@@ -13,14 +13,7 @@ import type { Launcher } from '../ports/launcher.ts';
  * launchers.gcp = lazyLauncher('gcp', async () => new CloudRunLauncher({ … await import('@google-cloud/run') … }));
  */
 export function lazyLauncher(backend: Runner, load: () => Promise<Launcher>): Launcher {
-  let loaded: Promise<Launcher> | undefined;
-  const get = (): Promise<Launcher> => {
-    loaded ??= load().catch((error: unknown) => {
-      loaded = undefined;
-      throw error;
-    });
-    return loaded;
-  };
+  const get = onFirstUse(load);
   return {
     backend,
     launch: async (request) => (await get()).launch(request),
@@ -28,5 +21,24 @@ export function lazyLauncher(backend: Runner, load: () => Promise<Launcher>): La
     logs: async (handle, run, cursor, limit) => (await get()).logs(handle, run, cursor, limit),
     cancel: async (handle, run, graceSeconds) => (await get()).cancel(handle, run, graceSeconds),
     cleanup: async (handle, run) => (await get()).cleanup(handle, run),
+  };
+}
+
+/**
+ * `load`, called once, on the first call of the function returned; a failed
+ * load is not kept, so the next call tries again.
+ *
+ * @example
+ * const client = onFirstUse(async () => new (await import('@google-cloud/run')).JobsClient());
+ * await (await client()).getJob({ name });
+ */
+export function onFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
+  let loaded: Promise<T> | undefined;
+  return () => {
+    loaded ??= load().catch((error: unknown) => {
+      loaded = undefined;
+      throw error;
+    });
+    return loaded;
   };
 }

@@ -1,5 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { sleep } from '../lib/sleep.ts';
 import type { QueueMessage, WorkQueue } from '../ports/work-queue.ts';
 
 type SqsHandler = (
@@ -80,7 +81,7 @@ export class QueuePump {
         }
       } catch (error) {
         this.logger.error('queue pump failed; retrying', { queue: this.queue.name, error: error as Error });
-        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await sleep(1000);
       }
     }
   }

@@ -15,6 +15,12 @@ export interface LaunchRequest {
   readonly image: string;
 }
 
+/** What a launcher names a run's backend resources by: the run and its attempt (each attempt is a new task). */
+export interface RunAttempt {
+  readonly runId: string;
+  readonly attempt: number;
+}
+
 export type BackendStatus =
   | { readonly state: 'pending' | 'running' }
   | { readonly state: 'exited'; readonly exitCode?: number; readonly reason?: string }

@@ -1,15 +1,10 @@
 import { inspect } from 'node:util';
 import { ContainerInstanceManagementClient } from '@azure/arm-containerinstance';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AciNotConfiguredError } from '../../shared/adapters/aci/errors.ts';
+import type { AciLauncherOptions } from '../../shared/adapters/aci/config.ts';
+import { ATTEMPT_TAG, RUN_ID_TAG } from '../../shared/adapters/aci/container-group.ts';
 import { containerGroupName, formatAciHandle, parseAciHandle } from '../../shared/adapters/aci/handle.ts';
-import {
-  AciLauncher,
-  type AciLauncherOptions,
-  ATTEMPT_TAG,
-  aciOptionsFromSettings,
-  RUN_ID_TAG,
-} from '../../shared/adapters/aci/launcher.ts';
+import { AciLauncher } from '../../shared/adapters/aci/launcher.ts';
 import { GAP_NOTICE } from '../../shared/adapters/aci/log-cursor.ts';
 import type { AzureBlobAssetStore } from '../../shared/adapters/azure-blob/asset-store.ts';
 import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
@@ -17,7 +12,6 @@ import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
 import { syncBackends } from '../../shared/app/sync-backends.ts';
 import { prepareTask } from '../../shared/app/task-prep.ts';
-import { loadSettings } from '../../shared/config/settings.ts';
 import { LauncherUnavailableError, LaunchRejectedError, NotFoundError } from '../../shared/domain/errors.ts';
 import { newRun, type Run, type SecretBinding, transition } from '../../shared/domain/run.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
@@ -82,64 +76,6 @@ const clientFor = (fake: FakeArmAci) =>
 
 const texts = (lines: readonly LogLine[]) => lines.map((l) => l.text);
 const groupOf = (handle: string) => parseAciHandle(handle)!.containerGroup;
-
-describe('aciOptionsFromSettings', () => {
-  const settings = (env: Record<string, string>) => aciOptionsFromSettings(loadSettings({ env }));
-
-  it('refuses a half-configured ACI with the seeds’ message, naming every missing key', () => {
-    expect(() => settings({ AZURE_SUBSCRIPTION_ID: 'sub', AZURE_LOCATION: LOCATION })).toThrow(
-      new AciNotConfiguredError(['azure_resource_group']),
-    );
-    expect(() => settings({ AZURE_SUBSCRIPTION_ID: 'sub', AZURE_LOCATION: LOCATION })).toThrow(
-      /^Ansible ACI runner is not configured: set azure_resource_group$/,
-    );
-    expect(() => settings({ ANSIBLE_ACI_SUBNET_ID: SUBNET_A })).toThrow(
-      'Ansible ACI runner is not configured: set azure_resource_group, azure_subscription_id, azure_location',
-    );
-    expect(() =>
-      settings({
-        AZURE_RESOURCE_GROUP: RG,
-        AZURE_SUBSCRIPTION_ID: 'sub',
-        AZURE_LOCATION: LOCATION,
-        ANSIBLE_ACI_ACR_SERVER: ACR_SERVER,
-      }),
-    ).toThrow(
-      'Ansible ACI runner is not configured: set ansible_aci_acr_username, ansible_aci_acr_password_secret',
-    );
-    try {
-      settings({ AZURE_LOCATION: LOCATION });
-      expect.unreachable();
-    } catch (error) {
-      expect(error).toBeInstanceOf(AciNotConfiguredError);
-      expect((error as AciNotConfiguredError).code).toBe('runner_not_configured');
-      expect((error as AciNotConfiguredError).missingKeys).toEqual([
-        'azure_resource_group',
-        'azure_subscription_id',
-      ]);
-    }
-  });
-
-  it('reads subnets as a comma-separated list and keeps the registry password as a secret name', () => {
-    expect(settings({})).toBeUndefined();
-    expect(
-      settings({
-        AZURE_RESOURCE_GROUP: RG,
-        AZURE_SUBSCRIPTION_ID: 'sub',
-        AZURE_LOCATION: LOCATION,
-        ANSIBLE_ACI_SUBNET_ID: ` ${SUBNET_A} ,${SUBNET_B},`,
-        ANSIBLE_ACI_ACR_SERVER: ACR_SERVER,
-        ANSIBLE_ACI_ACR_USERNAME: 'puller',
-        ANSIBLE_ACI_ACR_PASSWORD_SECRET: 'acr-pull-password',
-      }),
-    ).toEqual({
-      subscriptionId: 'sub',
-      resourceGroup: RG,
-      location: LOCATION,
-      subnetIds: [SUBNET_A, SUBNET_B],
-      registry: { server: ACR_SERVER, username: 'puller', passwordSecret: 'acr-pull-password' },
-    });
-  });
-});
 
 describe('containerGroupName', () => {
   const VALID = /^[a-z0-9]+(-[a-z0-9]+)*$/;

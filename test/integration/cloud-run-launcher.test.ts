@@ -3,26 +3,22 @@ import { ExecutionsClient, JobsClient, TasksClient } from '@google-cloud/run';
 import { OAuth2Client } from 'google-auth-library';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type CloudRunLauncherOptions,
+  cloudRunOptionsFromSettings,
+} from '../../shared/adapters/cloud-run/config.ts';
+import {
   cloudRunJobId,
   formatCloudRunHandle,
   JOB_ID_MAX,
   parseCloudRunHandle,
 } from '../../shared/adapters/cloud-run/handle.ts';
-import {
-  CloudRunLauncher,
-  type CloudRunLauncherOptions,
-  cloudRunOptionsFromSettings,
-} from '../../shared/adapters/cloud-run/launcher.ts';
+import { CloudRunLauncher } from '../../shared/adapters/cloud-run/launcher.ts';
 import type { GcsAssetStore } from '../../shared/adapters/gcs/asset-store.ts';
 import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
 import { type PreparedTask, prepareTask } from '../../shared/app/task-prep.ts';
 import { loadSettings } from '../../shared/config/settings.ts';
-import {
-  LauncherUnavailableError,
-  LaunchRejectedError,
-  RunnerNotConfiguredError,
-} from '../../shared/domain/errors.ts';
+import { LauncherUnavailableError, LaunchRejectedError } from '../../shared/domain/errors.ts';
 import { newRun, type Run, type SecretBinding, transition } from '../../shared/domain/run.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
 import { newId } from '../../shared/ids.ts';
@@ -577,43 +573,6 @@ describe('CloudRunLauncher against a loopback Cloud Run', () => {
     } finally {
       await offline.close();
     }
-  });
-});
-
-describe('cloudRunOptionsFromSettings', () => {
-  it("refuses with the seeds' message when the project or a region is missing", () => {
-    const refuse = (env: Record<string, string>) => () => cloudRunOptionsFromSettings(loadSettings({ env }));
-
-    expect(refuse({ GCP_REGION: 'europe-west1' })).toThrow(RunnerNotConfiguredError);
-    expect(refuse({ GCP_REGION: 'europe-west1' })).toThrow(
-      /^Ansible Cloud Run runner is not configured: set gcp_project_id$/,
-    );
-    expect(refuse({ GCP_PROJECT_ID: 'p' })).toThrow(
-      'Ansible Cloud Run runner is not configured: set gcp_region',
-    );
-    expect(refuse({})).toThrow('Ansible Cloud Run runner is not configured: set gcp_project_id, gcp_region');
-    expect(() => cloudRunOptionsFromSettings({}, 'Kubernetes')).toThrow(
-      'Kubernetes Cloud Run runner is not configured: set gcp_project_id, gcp_region',
-    );
-  });
-
-  it('prefers the Cloud Run region over gcp_region and passes the VPC connector on', () => {
-    expect(cloudRunOptionsFromSettings({ gcp_project_id: 'p', gcp_region: 'us-east1' })).toEqual({
-      project: 'p',
-      region: 'us-east1',
-    });
-    expect(
-      cloudRunOptionsFromSettings({
-        gcp_project_id: 'p',
-        gcp_region: 'us-east1',
-        gcp_ansible_cloud_run_region: 'europe-west4',
-        gcp_ansible_vpc_connector: 'projects/p/locations/europe-west4/connectors/c',
-      }),
-    ).toEqual({
-      project: 'p',
-      region: 'europe-west4',
-      vpcConnector: 'projects/p/locations/europe-west4/connectors/c',
-    });
   });
 });
 

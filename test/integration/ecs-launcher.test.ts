@@ -13,13 +13,10 @@ import {
   SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  EcsLauncher,
-  type EcsLauncherOptions,
-  ecsNetworkFromSettings,
-  RUN_ID_TAG,
-} from '../../shared/adapters/ecs/launcher.ts';
+import { type EcsLauncherOptions, ecsNetworkFromSettings } from '../../shared/adapters/ecs/config.ts';
+import { EcsLauncher } from '../../shared/adapters/ecs/launcher.ts';
 import { describeSecretArn } from '../../shared/adapters/ecs/secret-arn.ts';
+import { RUN_ID_TAG } from '../../shared/adapters/ecs/task-definitions.ts';
 import type { S3AssetStore } from '../../shared/adapters/s3/asset-store.ts';
 import { SecretsManagerRunSecrets } from '../../shared/adapters/secrets-manager/run-secrets.ts';
 import { SecretsManagerSecretSource } from '../../shared/adapters/secrets-manager/secret-source.ts';

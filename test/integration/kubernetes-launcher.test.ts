@@ -5,19 +5,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { GcsAssetStore } from '../../shared/adapters/gcs/asset-store.ts';
 import {
+  type KubernetesLauncherOptions,
+  kubernetesSettingsFrom,
+  loadKubeConfig,
+} from '../../shared/adapters/kubernetes/config.ts';
+import {
   configMapNameFor,
   podNameFor,
   RUN_ID_ANNOTATION,
   runIdLabelValue,
   secretNameFor,
 } from '../../shared/adapters/kubernetes/handle.ts';
-import {
-  KUBERNETES_RBAC_RULES,
-  KubernetesLauncher,
-  type KubernetesLauncherOptions,
-  kubernetesSettingsFrom,
-  loadKubeConfig,
-} from '../../shared/adapters/kubernetes/launcher.ts';
+import { KUBERNETES_RBAC_RULES } from '../../shared/adapters/kubernetes/kube-api.ts';
+import { KubernetesLauncher } from '../../shared/adapters/kubernetes/launcher.ts';
 import { parsePodLog, utcTimestamp } from '../../shared/adapters/kubernetes/pod-log.ts';
 import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
 import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
@@ -28,7 +28,6 @@ import {
   type DomainError,
   LauncherUnavailableError,
   LaunchRejectedError,
-  SettingsInvalidError,
 } from '../../shared/domain/errors.ts';
 import { newRun, type Run, type SecretBinding, transition } from '../../shared/domain/run.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
@@ -207,49 +206,6 @@ describe('KubernetesLauncher against a fake Kubernetes API', () => {
     await api?.close();
     await gcs?.close();
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-  });
-
-  describe('settings', () => {
-    it('refuses with the seeds message when there is neither a kubeconfig nor an in-cluster service account', () => {
-      const s = loadSettings({ env: {} });
-
-      expect(() => kubernetesSettingsFrom(s, {})).toThrow(
-        /^Kubernetes pod runner is not configured: set kubernetes_kubeconfig \(/,
-      );
-      expect(kubernetesSettingsFrom(s, { KUBERNETES_SERVICE_HOST: '10.96.0.1' })).toMatchObject({
-        namespace: 'remote-worker',
-        serviceAccountName: 'remote-worker-task',
-        imagePullSecrets: [],
-        pollIntervalSeconds: 3,
-        cleanupGraceSeconds: 30,
-        kubeconfig: { kind: 'in-cluster' },
-      });
-      expect(kubernetesSettingsFrom(settings(), {})).toMatchObject({
-        imagePullSecrets: ['registry-example'],
-        cleanupGraceSeconds: 25,
-        kubeconfig: { kind: 'file', path: kubeconfigPath },
-      });
-    });
-
-    it('never sees a bad Kubernetes name: loading the settings refuses each, naming its key', () => {
-      let error: unknown;
-      try {
-        settings({
-          KUBERNETES_NAMESPACE: 'Remote_Worker',
-          KUBERNETES_SERVICE_ACCOUNT: 'Task SA',
-          KUBERNETES_PULL_SECRETS: 'ok,Not OK',
-        });
-      } catch (e) {
-        error = e;
-      }
-      expect(error).toBeInstanceOf(SettingsInvalidError);
-      expect((error as SettingsInvalidError).problems.map((p) => p.path)).toEqual([
-        'kubernetes_namespace',
-        'kubernetes_service_account',
-        'kubernetes_pull_secrets.1',
-      ]);
-      expect((error as Error).message).toContain('Not OK is not a DNS-1123 subdomain name');
-    });
   });
 
   describe('names', () => {

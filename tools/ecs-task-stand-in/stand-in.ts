@@ -2,7 +2,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
@@ -17,6 +16,8 @@ import {
 } from '@aws-sdk/client-ecs';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { EcsTaskStateChangeEvent } from '../../functions/status-sync/ecs-task-state-change.ts';
+import { backoffMs } from '../../shared/lib/backoff.ts';
+import { sleep } from '../../shared/lib/sleep.ts';
 import { AwslogsStream } from './awslogs.ts';
 import { containerEnvironment, SecretFetchError } from './container-env.ts';
 import { type TaskChange, type TaskOutcome, taskStateChangeEvent } from './task-event.ts';
@@ -492,7 +493,7 @@ export class EcsTaskStandIn {
             });
             return;
           }
-          await sleep(100 * 2 ** attempt);
+          await sleep(backoffMs(attempt, { baseMs: 100 }));
         }
       }
     });

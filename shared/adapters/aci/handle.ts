@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { RunAttempt } from '../../ports/launcher.ts';
 
 /**
  * How an ACI container group is tied to its run. Pure.
@@ -24,10 +25,7 @@ export interface AciHandle {
   readonly containerGroup: string;
 }
 
-export interface RunAttempt {
-  readonly runId: string;
-  readonly attempt: number;
-}
+export type { RunAttempt };
 
 const PREFIX = 'aci:';
 const NAME_MAX = 63;

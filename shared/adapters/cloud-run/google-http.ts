@@ -1,3 +1,5 @@
+import { backoffMs } from '../../lib/backoff.ts';
+import { sleep } from '../../lib/sleep.ts';
 import { withRetry } from '../retry.ts';
 import { googleFailure, isTransient } from './errors.ts';
 
@@ -37,6 +39,16 @@ export function retrying<T>(call: () => Promise<T>, tuning: RetryTuning = {}): P
     retryAfterMs: (error) => googleFailure(error).retryAfterMs,
     ...tuning,
   });
+}
+
+/** The pause `retrying` makes before try `attempt + 1`, for the one call that must not go through it (RunJob). */
+export function retryPause(attempt: number, tuning: RetryTuning = {}): Promise<void> {
+  const ms = backoffMs(attempt - 1, {
+    baseMs: tuning.baseMs ?? 200,
+    maxMs: tuning.maxMs ?? 5000,
+    jitter: Math.random,
+  });
+  return (tuning.sleep ?? sleep)(ms);
 }
 
 /** `https://host` without a trailing slash, so paths can be appended. */

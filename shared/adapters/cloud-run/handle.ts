@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { RunAttempt } from '../../ports/launcher.ts';
 
 /**
  * How a Cloud Run job and execution are tied to their run. Pure; shared by
@@ -29,10 +30,7 @@ export interface CloudRunHandle {
   readonly executionId: string;
 }
 
-export interface RunAttempt {
-  readonly runId: string;
-  readonly attempt: number;
-}
+export type { RunAttempt };
 
 const PREFIX = 'gcp:';
 /**

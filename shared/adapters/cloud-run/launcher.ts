@@ -1,19 +1,13 @@
-import type { ExecutionsClient, JobsClient, protos, TasksClient } from '@google-cloud/run';
-import type { PreparedTask } from '../../app/task-prep.ts';
-import type { Settings } from '../../config/settings.ts';
-import {
-  LauncherUnavailableError,
-  LaunchRejectedError,
-  RunnerNotConfiguredError,
-} from '../../domain/errors.ts';
+import type { protos } from '@google-cloud/run';
+import { LauncherUnavailableError, LaunchRejectedError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
 import type { BackendStatus, Launcher, LaunchRequest } from '../../ports/launcher.ts';
 import type { LogPage } from '../../ports/log-store.ts';
+import type { CloudRunLauncherOptions } from './config.ts';
 import { EphemeralSecrets } from './ephemeral-secrets.ts';
 import { googleError, isAlreadyExists, isNotFound, isTransient } from './errors.ts';
 import { executionStatus, isCancelled, isFinished, type TaskFacts, taskFacts } from './execution-status.ts';
-import type { AuthorizedHttp, RetryTuning } from './google-http.ts';
-import { retrying } from './google-http.ts';
+import { retrying, retryPause } from './google-http.ts';
 import {
   type CloudRunHandle,
   checkJobPrefix,
@@ -25,8 +19,8 @@ import {
   jobParent,
   parseCloudRunHandle,
   parseExecutionName,
-  runLabels,
 } from './handle.ts';
+import { jobEnvironment, jobFor } from './job.ts';
 import { CloudRunLogs } from './logging.ts';
 
 type Job = protos.google.cloud.run.v2.IJob;
@@ -34,90 +28,6 @@ type Execution = protos.google.cloud.run.v2.IExecution;
 type EnvVar = protos.google.cloud.run.v2.IEnvVar;
 
 const SERVICE = 'Cloud Run';
-/** A literal env value may hold at most 32,768 bytes (Cloud Run EnvVar.value). */
-export const CLOUD_RUN_ENV_VALUE_MAX_BYTES = 32_768;
-/** Cloud Run's ceiling on a task's timeout: 7 days. */
-const TASK_TIMEOUT_MAX_SECONDS = 604_800;
-/** How long a per-run secret outlives the run's timeout before Secret Manager deletes it by itself. */
-const SECRET_TTL_MARGIN_SECONDS = 86_400;
-/** Secret Manager secret ids: at most 255 characters. */
-const SECRET_ID_MAX = 255;
-/** Env names the container may receive (POSIX-ish, as Cloud Run accepts them). */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/** What the Cloud Run runner needs from the operator's settings. */
-export interface CloudRunSettings {
-  readonly project: string;
-  readonly region: string;
-  /** `projects/<p>/locations/<r>/connectors/<name>`; a bare name is expanded in the run's project and region. */
-  readonly vpcConnector?: string;
-}
-
-/**
- * `gcp_project_id`, `gcp_ansible_cloud_run_region` (else `gcp_region`) and
- * `gcp_ansible_vpc_connector`. Throws RunnerNotConfiguredError with the
- * seeds' message, naming every missing key, when the project or a region is
- * not set (the same rule as runner resolution's refusal).
- *
- * @example
- * cloudRunOptionsFromSettings({ gcp_project_id: 'p', gcp_region: 'europe-west1' }) // { project: 'p', region: 'europe-west1' }
- * cloudRunOptionsFromSettings({ gcp_region: 'europe-west1' }) // throws "Ansible Cloud Run runner is not configured: set gcp_project_id"
- */
-export function cloudRunOptionsFromSettings(
-  settings: Pick<
-    Settings,
-    'gcp_project_id' | 'gcp_region' | 'gcp_ansible_cloud_run_region' | 'gcp_ansible_vpc_connector'
-  >,
-  family: 'Ansible' | 'Kubernetes' = 'Ansible',
-): CloudRunSettings {
-  const set = (value: string | undefined): string | undefined =>
-    value === undefined || value.trim() === '' ? undefined : value.trim();
-  const project = set(settings.gcp_project_id);
-  const region = set(settings.gcp_ansible_cloud_run_region) ?? set(settings.gcp_region);
-  const missing = [
-    ...(project === undefined ? ['gcp_project_id'] : []),
-    ...(region === undefined ? ['gcp_region'] : []),
-  ];
-  if (project === undefined || region === undefined) {
-    throw new RunnerNotConfiguredError(
-      `${family} Cloud Run runner is not configured: set ${missing.join(', ')}`,
-      missing,
-    );
-  }
-  const connector = set(settings.gcp_ansible_vpc_connector);
-  return { project, region, ...(connector === undefined ? {} : { vpcConnector: connector }) };
-}
-
-export interface CloudRunLauncherOptions extends CloudRunSettings {
-  readonly jobs: JobsClient;
-  readonly executions: ExecutionsClient;
-  /** To read a failed task's exit code (`lastAttemptResult.exitCode`); without it a failure has a reason only. */
-  readonly tasks?: TasksClient;
-  /** Authorised requests for Cloud Logging and Secret Manager: the Cloud Run clients' own `authClient` fits. */
-  readonly http: AuthorizedHttp;
-  /**
-   * The run's TaskSpec and secret material (shared/app/task-prep.ts
-   * `prepareTask`, with `resolveSecrets: false`: Cloud Run resolves stored
-   * secrets itself, so only minted material reaches `secretEnv`).
-   */
-  readonly prepare: (run: Run) => Promise<PreparedTask>;
-  /** The task's identity; the project's default compute service account when absent. */
-  readonly serviceAccount?: string;
-  /** Container resource limits (`{ cpu: '1', memory: '1Gi' }`); Cloud Run's defaults when absent. */
-  readonly resources?: Readonly<Record<string, string>>;
-  /** Job id prefix, default `rw` (a reconciler lists leftovers by it and by the `remote_worker_job` label). */
-  readonly jobIdPrefix?: string;
-  /** Default `https://logging.googleapis.com`. */
-  readonly loggingEndpoint?: string;
-  /** Default `https://secretmanager.googleapis.com`. */
-  readonly secretManagerEndpoint?: string;
-  /** User-managed replication for per-run secrets, where automatic replication is forbidden. */
-  readonly secretReplicationLocations?: readonly string[];
-  /** entries:list page size when a reader asks for no `limit`; default LOG_PAGE_DEFAULT_LINES. */
-  readonly logPageSize?: number;
-  /** Backoff for 429/5xx; nothing in the SDK over REST retries them. */
-  readonly retry?: RetryTuning;
-}
 
 /**
  * The `gcp` runner: one Cloud Run job per run and attempt, run once.
@@ -200,7 +110,13 @@ export class CloudRunLauncher implements Launcher {
     if (adopted !== undefined) return adopted;
 
     const prepared = await this.#o.prepare(run);
-    const env = await this.#environment(run, jobId, prepared);
+    const env = await jobEnvironment(run, jobId, prepared, async (secretId, value, labels, ttl) => {
+      try {
+        await this.#secrets.put(secretId, value, labels, ttl);
+      } catch (error) {
+        throw await this.#abandon(run, error, 'CreateSecret');
+      }
+    });
     try {
       if (existing === undefined) await this.#createJob(run, jobId, image, env);
     } catch (error) {
@@ -370,7 +286,7 @@ export class CloudRunLauncher implements Launcher {
       } catch (error) {
         if (!isTransient(error)) throw googleError(error, SERVICE, 'RunJob');
         lastError = error;
-        await sleepBefore(attempt, this.#o.retry);
+        await retryPause(attempt, this.#o.retry);
       }
     }
   }
@@ -383,30 +299,7 @@ export class CloudRunLauncher implements Launcher {
   }
 
   async #createJob(run: Run, jobId: string, image: string, env: EnvVar[]): Promise<void> {
-    const labels = runLabels({ runId: run.id, attempt: run.attempt }, jobId);
-    const timeout = Math.min(Math.max(1, Math.ceil(run.timeoutSeconds)), TASK_TIMEOUT_MAX_SECONDS);
-    const connector = this.#connector();
-    const job: Job = {
-      labels,
-      template: {
-        labels,
-        taskCount: 1,
-        template: {
-          containers: [
-            {
-              name: 'runner',
-              image,
-              env,
-              ...(this.#o.resources === undefined ? {} : { resources: { limits: { ...this.#o.resources } } }),
-            },
-          ],
-          maxRetries: 0,
-          timeout: { seconds: timeout },
-          ...(this.#o.serviceAccount === undefined ? {} : { serviceAccount: this.#o.serviceAccount }),
-          ...(connector === undefined ? {} : { vpcAccess: { connector, egress: 'PRIVATE_RANGES_ONLY' } }),
-        },
-      },
-    };
+    const job = jobFor(this.#o, run, jobId, image, env);
     try {
       const [operation] = await retrying(
         () => this.#o.jobs.createJob({ parent: jobParent(this.#o.project, this.#o.region), jobId, job }),
@@ -418,69 +311,6 @@ export class CloudRunLauncher implements Launcher {
       if (isAlreadyExists(error)) return;
       throw error;
     }
-  }
-
-  #connector(): string | undefined {
-    const c = this.#o.vpcConnector;
-    if (c === undefined) return undefined;
-    return c.includes('/') ? c : `projects/${this.#o.project}/locations/${this.#o.region}/connectors/${c}`;
-  }
-
-  /**
-   * The container's env: the spec and run id as plain values, every secret
-   * as a Secret Manager reference. Minted material is written to per-run
-   * secrets here, before the job that references them exists.
-   */
-  async #environment(run: Run, jobId: string, prepared: PreparedTask): Promise<EnvVar[]> {
-    const spec = JSON.stringify(prepared.spec);
-    const size = Buffer.byteLength(spec, 'utf8');
-    if (size > CLOUD_RUN_ENV_VALUE_MAX_BYTES) {
-      throw new LaunchRejectedError(
-        `task spec too large for a Cloud Run env value (${size} bytes > ${CLOUD_RUN_ENV_VALUE_MAX_BYTES}); move extra vars to a file asset`,
-      );
-    }
-    const named = new Set<string>([
-      ...prepared.spec.secretVars.map((s) => s.env),
-      ...(prepared.spec.secretEnvNames ?? []),
-      ...(prepared.spec.sshKeyEnv === undefined ? [] : [prepared.spec.sshKeyEnv]),
-      ...Object.keys(prepared.secretRefs),
-      ...Object.keys(prepared.secretEnv),
-    ]);
-    const env: EnvVar[] = [
-      { name: 'RW_TASK', value: spec },
-      { name: 'RW_RUN_ID', value: run.id },
-    ];
-    const labels = runLabels({ runId: run.id, attempt: run.attempt }, jobId);
-    const ttl = Math.min(run.timeoutSeconds, TASK_TIMEOUT_MAX_SECONDS) + SECRET_TTL_MARGIN_SECONDS;
-    for (const envName of [...named].sort()) {
-      if (!ENV_NAME.test(envName) || envName === 'RW_TASK' || envName === 'RW_RUN_ID') {
-        throw new LaunchRejectedError(`Secret env name ${envName} cannot be used in a Cloud Run container`);
-      }
-      const ref = prepared.secretRefs[envName];
-      if (ref !== undefined) {
-        env.push({ name: envName, valueSource: { secretKeyRef: secretKeyRef(ref) } });
-        continue;
-      }
-      const value = prepared.secretEnv[envName];
-      if (value === undefined) {
-        throw new LaunchRejectedError(
-          `The task spec names secret env ${envName}, but neither a stored secret nor a value was prepared for it`,
-        );
-      }
-      const secretId = `${jobId}-${envName}`;
-      if (secretId.length > SECRET_ID_MAX) {
-        throw new LaunchRejectedError(
-          `Secret env name ${envName} is too long for a Secret Manager secret id`,
-        );
-      }
-      try {
-        await this.#secrets.put(secretId, value, labels, ttl);
-      } catch (error) {
-        throw await this.#abandon(run, error, 'CreateSecret');
-      }
-      env.push({ name: envName, valueSource: { secretKeyRef: { secret: secretId, version: 'latest' } } });
-    }
-    return env;
   }
 
   /** Exit code and words of the failed task; undefined without a TasksClient or when the tasks are gone. */
@@ -495,21 +325,4 @@ export class CloudRunLauncher implements Launcher {
       throw googleError(error, SERVICE, 'ListTasks');
     }
   }
-}
-
-/**
- * `projects/p/secrets/s/versions/3` → that secret and version; a bare name or
- * `projects/p/secrets/s` → its `latest` version.
- */
-function secretKeyRef(ref: string): { secret: string; version: string } {
-  const m = /^(projects\/[^/]+\/secrets\/[^/]+)\/versions\/([^/]+)$/.exec(ref);
-  return m === null ? { secret: ref, version: 'latest' } : { secret: m[1]!, version: m[2]! };
-}
-
-/** The backoff `retrying` would use, for the one call that must not go through it (RunJob). */
-function sleepBefore(attempt: number, tuning: RetryTuning | undefined): Promise<void> {
-  const base = tuning?.baseMs ?? 200;
-  const max = tuning?.maxMs ?? 5000;
-  const ms = Math.min(max, base * 2 ** (attempt - 1)) * Math.random();
-  return (tuning?.sleep ?? ((t: number) => new Promise<void>((resolve) => setTimeout(resolve, t))))(ms);
 }

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type AttributeValue,
   DeleteItemCommand,
@@ -20,6 +19,8 @@ import {
 } from '../../domain/errors.ts';
 import { RUN_STATES, type Run, type RunState, TERMINAL_STATES } from '../../domain/run.ts';
 import type { Target } from '../../domain/target.ts';
+import { backoffMs } from '../../lib/backoff.ts';
+import { sleep } from '../../lib/sleep.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { CreateRunOptions, RunPage, RunQuery, RunStore } from '../../ports/run-store.ts';
 
@@ -628,7 +629,7 @@ export class DynamoRunStore implements RunStore {
             cause: error,
           });
         }
-        await sleep(20 * 2 ** attempt * Math.random());
+        await sleep(backoffMs(attempt, { baseMs: 20, jitter: Math.random }));
       }
     }
   }

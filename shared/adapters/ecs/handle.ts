@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { RunAttempt } from '../../ports/launcher.ts';
 
 /**
  * How an ECS task is tied to its run, in both directions. Pure; shared by the
@@ -27,10 +28,7 @@ export interface EcsHandle {
   readonly version?: number;
 }
 
-export interface RunAttempt {
-  readonly runId: string;
-  readonly attempt: number;
-}
+export type { RunAttempt };
 
 const PREFIX = 'ecs:';
 const STARTED_BY_MAX = 36;

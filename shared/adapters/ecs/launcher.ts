@@ -1,26 +1,18 @@
 import {
   ConflictException,
-  DeregisterTaskDefinitionCommand,
-  DescribeTaskDefinitionCommand,
   DescribeTasksCommand,
-  type ECSClient,
   type Failure,
-  ListTaskDefinitionsCommand,
   ListTasksCommand,
-  RegisterTaskDefinitionCommand,
   RunTaskCommand,
-  type Secret,
   StopTaskCommand,
   type Task,
   type TaskOverride,
 } from '@aws-sdk/client-ecs';
-import type { PreparedTask } from '../../app/task-prep.ts';
-import type { Settings } from '../../config/settings.ts';
-import { LauncherUnavailableError, LaunchRejectedError } from '../../domain/errors.ts';
+import { LaunchRejectedError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
 import type { BackendStatus, Launcher, LaunchRequest } from '../../ports/launcher.ts';
-import type { LogPage, LogReader } from '../../ports/log-store.ts';
-import type { RunSecrets } from '../secrets-manager/run-secrets.ts';
+import type { LogPage } from '../../ports/log-store.ts';
+import type { EcsLauncherOptions } from './config.ts';
 import { ecsError } from './errors.ts';
 import {
   clientTokenFor,
@@ -31,83 +23,18 @@ import {
   type RunAttempt,
   startedByFor,
 } from './handle.ts';
-import { describeStoppedTask } from './task-outcome.ts';
+import { ECS_OVERRIDES_MAX_CHARS, isTaskNotFound, overridesSize, runTaskFailure } from './run-task.ts';
+import {
+  mayHaveMintedSecrets,
+  mayReferenceSecrets,
+  secretEnvNamesOf,
+  secretReferences,
+} from './secret-refs.ts';
+import { ATTEMPT_TAG, PerRunTaskDefinitions, RUN_ID_TAG } from './task-definitions.ts';
+import { ecsTaskStatus } from './task-outcome.ts';
 
-/** "A total of 8192 characters are allowed for overrides", JSON punctuation included (RunTask API reference). */
-export const ECS_OVERRIDES_MAX_CHARS = 8192;
 /** StopTask `reason`: up to 255 characters. */
 const STOP_REASON_MAX = 255;
-/** Task definition family: up to 255 letters, digits, `-` and `_`. */
-const FAMILY_MAX = 255;
-
-export const RUN_ID_TAG = 'remote-worker:run-id';
-export const ATTEMPT_TAG = 'remote-worker:attempt';
-
-export interface EcsNetwork {
-  readonly subnets: readonly string[];
-  readonly securityGroups: readonly string[];
-  readonly assignPublicIp: boolean;
-}
-
-/**
- * `ansible_ecs_subnet_id` (one id or several, comma-separated),
- * `ansible_ecs_security_group_ids`, `ansible_ecs_assign_public_ip`.
- * Undefined when no subnet is configured: ECS is then not configured at all.
- */
-export function ecsNetworkFromSettings(
-  settings: Pick<
-    Settings,
-    'ansible_ecs_subnet_id' | 'ansible_ecs_security_group_ids' | 'ansible_ecs_assign_public_ip'
-  >,
-): EcsNetwork | undefined {
-  const subnets = (settings.ansible_ecs_subnet_id ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-  if (subnets.length === 0) return undefined;
-  return {
-    subnets,
-    securityGroups: settings.ansible_ecs_security_group_ids ?? [],
-    assignPublicIp: settings.ansible_ecs_assign_public_ip,
-  };
-}
-
-export interface EcsLauncherOptions {
-  readonly ecs: ECSClient;
-  /** Cluster name or ARN. */
-  readonly cluster: string;
-  /**
-   * Runner image → task definition (`family`, `family:revision` or ARN) whose
-   * container `containerName` runs that image with the task shim as entrypoint.
-   */
-  readonly taskDefinitions: Readonly<Record<string, string>>;
-  readonly containerName: string;
-  readonly network: EcsNetwork;
-  /**
-   * The secret-free TaskSpec for a run (shared/app/task-prep.ts `prepareTask`).
-   * Only `spec` is read: `secretEnv` is never touched, because no secret value
-   * may reach a RunTask request (see the class comment).
-   */
-  readonly prepare: (run: Run) => Promise<PreparedTask>;
-  /**
-   * Secret name → full Secrets Manager ARN, which ECS needs in `valueFrom`
-   * (a bare name is accepted for SSM parameters only). Must not read the value:
-   * `DescribeSecret`, not `GetSecretValue`. A name that is already an ARN may be returned as is.
-   */
-  readonly secretArn: (name: string) => Promise<string>;
-  /**
-   * Where values minted for one run (a token-prepared kubeconfig, a checked-out
-   * password) are stored so the task can reference them; without it such runs
-   * are refused.
-   */
-  readonly runSecrets?: RunSecrets;
-  /** Where the task's output can be read (the CloudWatch Logs reader in AWS mode). */
-  readonly logs: LogReader;
-  /** Prefix of the per-run task definition families; default `remote-worker-run-`. */
-  readonly perRunFamilyPrefix?: string;
-  /** Fargate platform version; ECS's default (LATEST) when absent. */
-  readonly platformVersion?: string;
-}
 
 /**
  * The `ecs` runner: one Fargate task per run.
@@ -147,6 +74,7 @@ export class EcsLauncher implements Launcher {
   readonly backend = 'ecs' as const;
   readonly #o: EcsLauncherOptions;
   readonly #cluster: string;
+  readonly #definitions: PerRunTaskDefinitions;
 
   constructor(options: EcsLauncherOptions) {
     if (options.network.subnets.length === 0) {
@@ -154,6 +82,11 @@ export class EcsLauncher implements Launcher {
     }
     this.#o = options;
     this.#cluster = clusterName(options.cluster);
+    this.#definitions = new PerRunTaskDefinitions({
+      ecs: options.ecs,
+      containerName: options.containerName,
+      familyPrefix: options.perRunFamilyPrefix,
+    });
   }
 
   async launch({ run, image }: LaunchRequest): Promise<string> {
@@ -202,10 +135,10 @@ export class EcsLauncher implements Launcher {
     const taskDefinition =
       secretEnvs.length === 0
         ? baseDefinition
-        : await this.#perRunDefinition(
+        : await this.#definitions.register(
             run,
             baseDefinition,
-            await this.#secretReferences(run, prepared, secretEnvs),
+            await secretReferences(this.#o, run, prepared, secretEnvs),
           );
 
     const n = this.#o.network;
@@ -278,30 +211,8 @@ export class EcsLauncher implements Launcher {
         reason: `ECS no longer knows task ${h.taskArn}${failure?.reason === undefined ? '' : ` (${failure.reason})`}; stopped tasks are kept for about an hour`,
       };
     }
-    switch (task.lastStatus) {
-      case 'STOPPED': {
-        const container = task.containers?.find((c) => c.name === this.#o.containerName);
-        const outcome = describeStoppedTask({
-          stopCode: task.stopCode,
-          stoppedReason: task.stoppedReason,
-          containerReason: container?.reason,
-          exitCode: container?.exitCode,
-        });
-        return {
-          state: 'exited',
-          ...(outcome.exitCode === undefined ? {} : { exitCode: outcome.exitCode }),
-          ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
-        };
-      }
-      case 'RUNNING':
-      case 'DEACTIVATING':
-      case 'STOPPING':
-      case 'DEPROVISIONING':
-        // Still winding down: the exit code is final only at STOPPED.
-        return { state: 'running' };
-      default:
-        return { state: 'pending' };
-    }
+    // A status ECS does not document: not started as far as we can tell.
+    return ecsTaskStatus(task, this.#o.containerName)?.status ?? { state: 'pending' };
   }
 
   logs(_handle: string, run: Run, cursor?: string, limit?: number): Promise<LogPage> {
@@ -333,21 +244,10 @@ export class EcsLauncher implements Launcher {
    * minted for it, if it had any; nothing else is left behind.
    */
   async cleanup(_handle: string, run: Run): Promise<void> {
-    if (
-      this.#o.runSecrets !== undefined &&
-      (MINTING_KINDS.has(run.kind) || run.managedAccount !== undefined)
-    ) {
+    if (this.#o.runSecrets !== undefined && mayHaveMintedSecrets(run)) {
       await this.#o.runSecrets.deleteFor(run.id);
     }
-    if (run.secrets.length === 0 && !MAY_REFERENCE_SECRETS.has(run.kind)) return;
-    const family = this.#perRunFamily(run.id);
-    try {
-      for (const arn of await this.#activeRevisions(family)) {
-        await this.#o.ecs.send(new DeregisterTaskDefinitionCommand({ taskDefinition: arn }));
-      }
-    } catch (error) {
-      throw ecsError(error, 'DeregisterTaskDefinition');
-    }
+    if (mayReferenceSecrets(run)) await this.#definitions.deregister(run.id);
   }
 
   #parse(handle: string) {
@@ -380,178 +280,4 @@ export class EcsLauncher implements Launcher {
       throw ecsError(error, 'ListTasks');
     }
   }
-
-  /**
-   * `valueFrom` for each secret env: the ARN of the stored secret it names, or
-   * of a per-run secret holding a value minted for this run.
-   */
-  async #secretReferences(run: Run, prepared: PreparedTask, envs: readonly string[]): Promise<Secret[]> {
-    const secrets: Secret[] = [];
-    for (const env of envs) {
-      const name = prepared.secretRefs[env];
-      if (name !== undefined) {
-        try {
-          secrets.push({ name: env, valueFrom: await this.#o.secretArn(name) });
-        } catch (error) {
-          if (error instanceof LaunchRejectedError || error instanceof LauncherUnavailableError) throw error;
-          throw new LaunchRejectedError(`Secret ${name} (for ${env}) could not be resolved to an ARN`, {
-            cause: error,
-          });
-        }
-        continue;
-      }
-      const value = prepared.secretEnv[env];
-      if (value === undefined)
-        throw new LaunchRejectedError(`The task expects secret ${env}, but nothing provides it`);
-      if (this.#o.runSecrets === undefined) {
-        throw new LaunchRejectedError(
-          `Run ${run.id} needs ${env} minted at launch, but this ECS launcher has no per-run secret store`,
-        );
-      }
-      secrets.push({ name: env, valueFrom: await this.#o.runSecrets.put(run.id, env, value) });
-    }
-    return secrets;
-  }
-
-  #perRunFamily(runId: string): string {
-    const prefix = this.#o.perRunFamilyPrefix ?? 'remote-worker-run-';
-    return `${prefix}${runId.replace(/[^A-Za-z0-9_-]/g, '_')}`.slice(0, FAMILY_MAX);
-  }
-
-  async #activeRevisions(family: string): Promise<string[]> {
-    const arns: string[] = [];
-    let nextToken: string | undefined;
-    do {
-      const page = await this.#o.ecs.send(
-        new ListTaskDefinitionsCommand({
-          familyPrefix: family,
-          status: 'ACTIVE',
-          ...(nextToken === undefined ? {} : { nextToken }),
-        }),
-      );
-      // familyPrefix is an exact family match on ECS; the check guards against a looser emulator.
-      arns.push(
-        ...(page.taskDefinitionArns ?? []).filter((arn) => arn.includes(`:task-definition/${family}:`)),
-      );
-      nextToken = page.nextToken;
-    } while (nextToken !== undefined);
-    return arns;
-  }
-
-  /**
-   * The run's own revision: the image's task definition with the secret
-   * references added to the runner container. Reused when a redelivery finds
-   * one already registered.
-   */
-  async #perRunDefinition(run: Run, baseDefinition: string, secrets: readonly Secret[]): Promise<string> {
-    const family = this.#perRunFamily(run.id);
-    try {
-      const [existing] = await this.#activeRevisions(family);
-      if (existing !== undefined) return existing;
-
-      const { taskDefinition: base } = await this.#o.ecs.send(
-        new DescribeTaskDefinitionCommand({ taskDefinition: baseDefinition }),
-      );
-      if (base === undefined)
-        throw new LaunchRejectedError(`ECS task definition ${baseDefinition} not found`);
-      if (base.executionRoleArn === undefined) {
-        throw new LaunchRejectedError(
-          `ECS task definition ${baseDefinition} has no execution role, which ECS needs to fetch secrets (ansible_ecs_execution_role_arn)`,
-        );
-      }
-      const containers = base.containerDefinitions ?? [];
-      if (!containers.some((c) => c.name === this.#o.containerName)) {
-        throw new LaunchRejectedError(
-          `ECS task definition ${baseDefinition} has no container named ${this.#o.containerName}`,
-        );
-      }
-      const { taskDefinition: registered } = await this.#o.ecs.send(
-        new RegisterTaskDefinitionCommand({
-          family,
-          containerDefinitions: containers.map((c) =>
-            c.name === this.#o.containerName
-              ? {
-                  ...c,
-                  secrets: [
-                    ...(c.secrets ?? []).filter((s) => !secrets.some((r) => r.name === s.name)),
-                    ...secrets,
-                  ],
-                }
-              : c,
-          ),
-          executionRoleArn: base.executionRoleArn,
-          ...pick(base, [
-            'taskRoleArn',
-            'networkMode',
-            'volumes',
-            'placementConstraints',
-            'requiresCompatibilities',
-            'cpu',
-            'memory',
-            'pidMode',
-            'ipcMode',
-            'proxyConfiguration',
-            'inferenceAccelerators',
-            'ephemeralStorage',
-            'runtimePlatform',
-            'enableFaultInjection',
-          ]),
-          tags: [{ key: RUN_ID_TAG, value: run.id }],
-        }),
-      );
-      const arn = registered?.taskDefinitionArn;
-      if (arn === undefined) throw new LauncherUnavailableError('ECS RegisterTaskDefinition returned no ARN');
-      return arn;
-    } catch (error) {
-      throw ecsError(error, 'RegisterTaskDefinition');
-    }
-  }
-}
-
-/** Run kinds whose connection material may be minted at launch (kubeconfig tokens, database logins). */
-const MINTING_KINDS: ReadonlySet<Run['kind']> = new Set(['cluster_play', 'k8s_op', 'database_play']);
-/** Run kinds that may reference secrets without a binding of their own (SSH keys, Portainer, minted material). */
-const MAY_REFERENCE_SECRETS: ReadonlySet<Run['kind']> = new Set([...MINTING_KINDS, 'vm', 'portainer']);
-
-/** Every env the spec expects a secret value in. */
-function secretEnvNamesOf(spec: PreparedTask['spec']): string[] {
-  return [
-    ...new Set([
-      ...spec.secretVars.map((v) => v.env),
-      ...(spec.secretEnvNames ?? []),
-      ...(spec.sshKeyEnv === undefined ? [] : [spec.sshKeyEnv]),
-    ]),
-  ];
-}
-
-function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]): Partial<Pick<T, K>> {
-  const out: Partial<Pick<T, K>> = {};
-  for (const k of keys) if (from[k] !== undefined && from[k] !== null) out[k] = from[k];
-  return out;
-}
-
-/**
- * Size of the overrides as ECS counts them: the JSON text of the structure.
- * Counted in UTF-8 bytes, which equals the character count for ASCII and is
- * never less than it, so a spec we accept is never refused by ECS.
- */
-export function overridesSize(overrides: TaskOverride): number {
-  return Buffer.byteLength(JSON.stringify(overrides), 'utf8');
-}
-
-/** RunTask answered without a task: capacity problems pass, anything else is the request's fault. */
-function runTaskFailure(failures: readonly Failure[] | undefined): Error {
-  const text = (failures ?? [])
-    .map((f) => [f.reason, f.detail].filter((s) => s !== undefined && s !== '').join(': '))
-    .join('; ');
-  if (text === '') return new LauncherUnavailableError('ECS RunTask returned neither a task nor a failure');
-  if (/capacity|RESOURCE:|AGENT|throttl|try again/i.test(text)) {
-    return new LauncherUnavailableError(`ECS RunTask could not place the task, will retry (${text})`);
-  }
-  return new LaunchRejectedError(`ECS RunTask refused the task (${text})`);
-}
-
-function isTaskNotFound(error: unknown): boolean {
-  const e = error as { name?: string; message?: string } | undefined;
-  return e?.name === 'InvalidParameterException' && /task was not found|not found/i.test(e.message ?? '');
 }

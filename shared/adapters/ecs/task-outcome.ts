@@ -1,5 +1,6 @@
 import type { TaskStopCode } from '@aws-sdk/client-ecs';
 import { exitCodeMeaning } from '../../domain/exit-codes.ts';
+import type { BackendStatus } from '../../ports/launcher.ts';
 
 /** The likely cause of a SIGKILL on this backend. */
 const SIGKILL = 'killed by SIGKILL, often out of memory';
@@ -120,3 +121,65 @@ export function describeStoppedTask(facts: StoppedTaskFacts): TaskOutcome {
 
 const detailOf = (stoppedReason: string): string =>
   GENERIC_REASONS.has(stoppedReason) ? '' : `: ${stoppedReason}`;
+
+/** What both DescribeTasks and a task state change event say about a task. */
+export interface TaskFacts {
+  readonly lastStatus?: string | undefined;
+  readonly stopCode?: string | undefined;
+  readonly stoppedReason?: string | undefined;
+  readonly containers?:
+    | readonly {
+        readonly name?: string | undefined;
+        readonly exitCode?: number | undefined;
+        readonly reason?: string | undefined;
+      }[]
+    | undefined;
+}
+
+/**
+ * ECS `lastStatus` → what the run may become: the one mapping of the
+ * launcher's `status` (DescribeTasks) and the status sync (EventBridge).
+ * `windingDown` (DEACTIVATING, STOPPING, DEPROVISIONING): the task is past
+ * PENDING but its exit code is final only at STOPPED; a task that never ran
+ * passes through these too, so an event for one says nothing new, while a
+ * poll reports it running. Undefined for a status ECS does not document.
+ * Pure.
+ *
+ * @example
+ * ecsTaskStatus({ lastStatus: 'STOPPED', containers: [{ name: 'runner', exitCode: 0 }] }, 'runner')
+ * // { status: { state: 'exited', exitCode: 0 }, windingDown: false }
+ */
+export function ecsTaskStatus(
+  task: TaskFacts,
+  containerName: string,
+): { readonly status: BackendStatus; readonly windingDown: boolean } | undefined {
+  switch (task.lastStatus) {
+    case 'PROVISIONING':
+    case 'PENDING':
+    case 'ACTIVATING':
+      return { status: { state: 'pending' }, windingDown: false };
+    case 'RUNNING':
+      return { status: { state: 'running' }, windingDown: false };
+    case 'DEACTIVATING':
+    case 'STOPPING':
+    case 'DEPROVISIONING':
+      return { status: { state: 'running' }, windingDown: true };
+    case 'STOPPED': {
+      const container = task.containers?.find((c) => c.name === containerName);
+      const outcome = describeStoppedTask({
+        stopCode: task.stopCode,
+        stoppedReason: task.stoppedReason,
+        containerReason: container?.reason,
+        exitCode: container?.exitCode,
+      });
+      const status: BackendStatus = {
+        state: 'exited',
+        ...(outcome.exitCode === undefined ? {} : { exitCode: outcome.exitCode }),
+        ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
+      };
+      return { status, windingDown: false };
+    }
+    default:
+      return undefined;
+  }
+}

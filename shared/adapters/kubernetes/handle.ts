@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isDnsLabel } from '../../domain/kubernetes-names.ts';
+import type { RunAttempt } from '../../ports/launcher.ts';
 
 /**
  * How a run's Kubernetes objects are named, labelled and found again. Pure;
@@ -27,10 +28,7 @@ import { isDnsLabel } from '../../domain/kubernetes-names.ts';
  * formatKubernetesHandle({ namespace: 'remote-worker', pod, attempt: 1 });
  * // 'kubernetes:remote-worker/rw-01jd3q6z8w3s9v0m2k4t7yb5ne-1-5c1d…#a1'
  */
-export interface RunAttempt {
-  readonly runId: string;
-  readonly attempt: number;
-}
+export type { RunAttempt };
 
 export interface KubernetesHandle {
   readonly namespace: string;

@@ -119,13 +119,17 @@ export function ownerReferenceTo(pod: V1Pod): V1OwnerReference[] {
   return [{ apiVersion: 'v1', kind: 'Pod', name, uid, blockOwnerDeletion: false, controller: false }];
 }
 
-export function secretManifest(input: {
+/** What the pod's Secret and ConfigMap are made for: its run attempt, name and namespace, owned by the pod. */
+interface SupportInput {
   readonly key: RunAttempt;
   readonly pod: string;
   readonly namespace: string;
-  readonly env: Readonly<Record<string, string>>;
   readonly owners: readonly V1OwnerReference[];
-}): V1Secret {
+}
+
+export function secretManifest(
+  input: SupportInput & { readonly env: Readonly<Record<string, string>> },
+): V1Secret {
   const data: Record<string, string> = {};
   for (const [name, value] of Object.entries(input.env)) {
     data[name] = Buffer.from(value, 'utf8').toString('base64');
@@ -143,13 +147,7 @@ export function secretManifest(input: {
   };
 }
 
-export function configMapManifest(input: {
-  readonly key: RunAttempt;
-  readonly pod: string;
-  readonly namespace: string;
-  readonly spec: TaskSpec;
-  readonly owners: readonly V1OwnerReference[];
-}): V1ConfigMap {
+export function configMapManifest(input: SupportInput & { readonly spec: TaskSpec }): V1ConfigMap {
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',

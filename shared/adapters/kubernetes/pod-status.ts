@@ -1,6 +1,7 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { exitCodeMeaning } from '../../domain/exit-codes.ts';
 import type { BackendStatus } from '../../ports/launcher.ts';
+import { CONTAINER_NAME } from './manifests.ts';
 
 /**
  * What a pod's status means for its run. Pure.
@@ -150,4 +151,15 @@ export function describePod(pod: V1Pod, options: DescribePodOptions): BackendSta
       return { state: 'pending' };
     }
   }
+}
+
+/** The pod has ended: its container will write no more. */
+export const hasEnded = (pod: V1Pod): boolean =>
+  pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+
+/** The container has run or is running: its Secret and ConfigMap were there. */
+export function hasStarted(pod: V1Pod): boolean {
+  if (hasEnded(pod)) return true;
+  const state = pod.status?.containerStatuses?.find((c) => c.name === CONTAINER_NAME)?.state;
+  return state?.running !== undefined || state?.terminated !== undefined;
 }

@@ -14,6 +14,7 @@ import {
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LaunchRejectedError } from '../../domain/errors.ts';
+import { sleep } from '../../lib/sleep.ts';
 import type {
   ExecutionRequest,
   ExecutionResult,
@@ -170,8 +171,6 @@ function signalPid(pid: number, signal: NodeJS.Signals): void {
     // ESRCH: already gone.
   }
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function waitUntil(check: () => boolean, timeoutMs: number, pollMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { describeStoppedTask, type StoppedTaskFacts } from '../../../../shared/adapters/ecs/task-outcome.ts';
+import {
+  describeStoppedTask,
+  ecsTaskStatus,
+  type StoppedTaskFacts,
+} from '../../../../shared/adapters/ecs/task-outcome.ts';
 
 describe('describeStoppedTask', () => {
   // Reasons as ECS words them (Amazon ECS "stopped task errors" reference), and what a user reads.
@@ -152,5 +156,41 @@ describe('describeStoppedTask', () => {
     const outcome = describeStoppedTask({ stoppedReason: `CannotPullContainerError: ${'x'.repeat(2000)}` });
     expect(outcome.reason).toHaveLength(500);
     expect(outcome.reason?.endsWith('…')).toBe(true);
+  });
+});
+
+describe('ecsTaskStatus', () => {
+  it('maps every documented lastStatus, marking the ones on the way to STOPPED as winding down', () => {
+    const of = (lastStatus: string) => ecsTaskStatus({ lastStatus }, 'runner');
+
+    expect(['PROVISIONING', 'PENDING', 'ACTIVATING'].map(of)).toEqual(
+      Array(3).fill({ status: { state: 'pending' }, windingDown: false }),
+    );
+    expect(of('RUNNING')).toEqual({ status: { state: 'running' }, windingDown: false });
+    expect(['DEACTIVATING', 'STOPPING', 'DEPROVISIONING'].map(of)).toEqual(
+      Array(3).fill({ status: { state: 'running' }, windingDown: true }),
+    );
+    expect(of('SOMETHING_NEW')).toBeUndefined();
+  });
+
+  it('describes a stopped task from its runner container', () => {
+    const stopped = ecsTaskStatus(
+      {
+        lastStatus: 'STOPPED',
+        stopCode: 'EssentialContainerExited',
+        containers: [
+          { name: 'runner', exitCode: 0 },
+          { name: 'sidecar', exitCode: 1 },
+        ],
+      },
+      'runner',
+    );
+    const noContainer = ecsTaskStatus({ lastStatus: 'STOPPED', stopCode: 'TaskFailedToStart' }, 'runner');
+
+    expect(stopped).toEqual({ status: { state: 'exited', exitCode: 0 }, windingDown: false });
+    expect(noContainer).toEqual({
+      status: { state: 'exited', reason: 'the task failed to start' },
+      windingDown: false,
+    });
   });
 });

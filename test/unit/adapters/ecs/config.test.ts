@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ecsNetworkFromSettings } from '../../../../shared/adapters/ecs/launcher.ts';
+import { ecsNetworkFromSettings } from '../../../../shared/adapters/ecs/config.ts';
 import { loadSettings } from '../../../../shared/config/settings.ts';
 
 describe('ecsNetworkFromSettings', () => {
