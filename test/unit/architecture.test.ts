@@ -1,11 +1,14 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { cruise, type IReporterOutput } from 'dependency-cruiser';
+import { pathToFileURL } from 'node:url';
+import { cruise, type IForbiddenRuleType, type IReporterOutput } from 'dependency-cruiser';
 import { afterAll, describe, expect, it } from 'vitest';
-import config from '../../.dependency-cruiser.mjs';
 
 const REPO = join(import.meta.dirname, '../..');
+const { default: config } = (await import(pathToFileURL(join(REPO, '.dependency-cruiser.mjs')).href)) as {
+  default: { forbidden: IForbiddenRuleType[] };
+};
 const SOURCE = ['shared', 'functions', 'runners', 'bin', 'infra', 'tools'];
 
 /** The rule names each violation breaks, as `rule: from → to`. */
@@ -44,7 +47,8 @@ describe('the dependency direction (.dependency-cruiser.mjs)', () => {
 
   it('fails a domain module that imports an adapter', async () => {
     const root = tree({
-      'shared/domain/run.ts': "import { store } from '../adapters/sqlite/store.ts';\nexport const run = store;\n",
+      'shared/domain/run.ts':
+        "import { store } from '../adapters/sqlite/store.ts';\nexport const run = store;\n",
       'shared/adapters/sqlite/store.ts': 'export const store = 1;\n',
     });
 
@@ -56,8 +60,10 @@ describe('the dependency direction (.dependency-cruiser.mjs)', () => {
   it('fails shared code that imports an entry point, and an adapter that calls a use case', async () => {
     const root = tree({
       'shared/app/runs.ts': 'export const submit = 1;\n',
-      'shared/adapters/relay/launcher.ts': "import { submit } from '../../app/runs.ts';\nexport const l = submit;\n",
-      'shared/composition/aws.ts': "import { h } from '../../functions/api/handler.ts';\nexport const c = h;\n",
+      'shared/adapters/relay/launcher.ts':
+        "import { submit } from '../../app/runs.ts';\nexport const l = submit;\n",
+      'shared/composition/aws.ts':
+        "import { h } from '../../functions/api/handler.ts';\nexport const c = h;\n",
       'functions/api/handler.ts': 'export const h = 1;\n',
     });
 
@@ -76,7 +82,9 @@ describe('the dependency direction (.dependency-cruiser.mjs)', () => {
 
     // One violation names the cycle, from whichever module the cruise reached first.
     expect(await violationsIn(root, ['shared'])).toEqual([
-      expect.stringMatching(/^no-circular: shared\/app\/(a\.ts → shared\/app\/b|b\.ts → shared\/app\/a)\.ts$/),
+      expect.stringMatching(
+        /^no-circular: shared\/app\/(a\.ts → shared\/app\/b|b\.ts → shared\/app\/a)\.ts$/,
+      ),
     ]);
   });
 });
