@@ -52,6 +52,10 @@ export async function loadConfig(): Promise<ConsoleConfig> {
     cache: 'no-store',
     headers: { accept: 'application/json' },
   });
-  if (!response.ok) return local;
+  if (!response.ok) {
+    // Drained, not left pending: an unread body keeps the request open (and the page never network-idle).
+    await response.arrayBuffer();
+    return local;
+  }
   return parseConfig(await response.json());
 }
