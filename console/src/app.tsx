@@ -42,7 +42,7 @@ function page(route: Route) {
 export function App({ oidc }: { oidc?: OidcConfig }) {
   const route = useRoute();
   const [signedIn, setSignedIn] = useState(() => session.token() !== null);
-  const [signOutReason, setSignOutReason] = useState<string>();
+  const [signOutReason, setSignOutReason] = useState(() => session.lastReason());
   useEffect(() => {
     const unsubscribe = session.subscribe((reason) => {
       setSignedIn(session.token() !== null);

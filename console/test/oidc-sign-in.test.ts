@@ -65,6 +65,7 @@ afterEach(() => {
   idp.tokenLifetimeSeconds = 3600;
   idp.audience = AUDIENCE;
   idp.tamperChallenge = false;
+  idp.deny = false;
 });
 
 afterAll(async () => {
@@ -167,6 +168,22 @@ describe('console: OIDC sign-in (deployed)', () => {
     expect(page.url()).toBe(`${site.url}/`);
     await expectAccessible(page, 'oidc sign-in refused');
     await screenshot(page, 'oidc-pkce-refused');
+    await context.close();
+  }, 60_000);
+
+  it('shows the provider’s refusal of the authorization request, and asks for no token', async () => {
+    idp.deny = true;
+    const exchanges = idp.tokenRequests.length;
+    const { context, page } = await newPage(browser, { ignoreHTTPSErrors: true });
+    await page.goto(`${site.url}/`);
+    await signInButton(page).click();
+
+    await expect
+      .poll(() => page.getByRole('status').textContent())
+      .toContain('The identity provider refused the sign-in: operator@example.com may not use this client');
+    expect(idp.tokenRequests.length).toBe(exchanges);
+    expect(await storedToken(page)).toBeNull();
+    expect(page.url()).toBe(`${site.url}/`);
     await context.close();
   }, 60_000);
 });

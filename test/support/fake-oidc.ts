@@ -54,6 +54,8 @@ export interface FakeOidc {
   audience: string;
   /** Store a challenge that does not belong to the client's verifier: the next exchange must be refused. */
   tamperChallenge: boolean;
+  /** Answer the authorization request with `access_denied` (the user declined, or may not use the client). */
+  deny: boolean;
   close(): Promise<void>;
 }
 
@@ -82,6 +84,7 @@ export async function startFakeOidc(options: FakeOidcOptions): Promise<FakeOidc>
     tokenLifetimeSeconds: 3600,
     audience: options.audience,
     tamperChallenge: false,
+    deny: false,
   };
 
   const cors = (res: ServerResponse, req: IncomingMessage) => {
@@ -121,6 +124,7 @@ export async function startFakeOidc(options: FakeOidcOptions): Promise<FakeOidc>
       res.writeHead(302, { location: back.toString() });
       res.end();
     };
+    if (state.deny) return refuse('access_denied', 'operator@example.com may not use this client');
     if (params.response_type !== 'code') return refuse('unsupported_response_type', 'only code');
     if (params.code_challenge_method !== 'S256' || !params.code_challenge) {
       return refuse('invalid_request', 'PKCE with S256 is required');

@@ -45,8 +45,11 @@ const TOKEN_KEY = 'remote-worker.token';
 const EXPIRES_KEY = 'remote-worker.token-expires';
 type SessionListener = (reason?: string) => void;
 const listeners = new Set<SessionListener>();
-/** Why the last sign-out happened: a 401 can arrive before the app has subscribed, and must still be shown. */
-let lastReason: string | undefined;
+/**
+ * Why the last sign-out happened, kept in the tab: a 401 can arrive before the app has subscribed, or just
+ * before a reload, and the sign-in page must still say why.
+ */
+const REASON_KEY = 'remote-worker.signed-out-reason';
 let expiryTimer: ReturnType<typeof setTimeout> | undefined;
 
 const expiresAt = (): number | undefined => {
@@ -77,13 +80,13 @@ export const session = {
     }
     return token;
   },
-  lastReason: (): string | undefined => lastReason,
+  lastReason: (): string | undefined => sessionStorage.getItem(REASON_KEY) ?? undefined,
   /** `expiresAt`: milliseconds since the epoch, for tokens that say when they end. */
   signIn(token: string, expiresAt?: number): void {
     sessionStorage.setItem(TOKEN_KEY, token);
     if (expiresAt === undefined) sessionStorage.removeItem(EXPIRES_KEY);
     else sessionStorage.setItem(EXPIRES_KEY, String(expiresAt));
-    lastReason = undefined;
+    sessionStorage.removeItem(REASON_KEY);
     watchExpiry();
     for (const l of listeners) l();
   },
@@ -91,7 +94,8 @@ export const session = {
     sessionStorage.removeItem(TOKEN_KEY);
     sessionStorage.removeItem(EXPIRES_KEY);
     clearTimeout(expiryTimer);
-    lastReason = reason;
+    if (reason === undefined) sessionStorage.removeItem(REASON_KEY);
+    else sessionStorage.setItem(REASON_KEY, reason);
     for (const l of listeners) l(reason);
   },
   subscribe(listener: SessionListener): () => void {
