@@ -74,7 +74,8 @@ const ConsoleSchema = z
       scopes: z.array(z.string().min(1)).min(1).optional(),
       /**
        * The token sent to the API: the access token (its `aud` must be in `jwt.audience`), or the ID token
-       * for issuers whose access tokens are opaque or not for this API (its `aud` is the client id).
+       * for issuers whose access tokens are opaque or not for this API (its `aud` is the client id, and it
+       * carries no scopes: only with no `jwt.scopes`).
        */
       bearer: z.enum(['access_token', 'id_token']).default('access_token'),
     }),
@@ -256,6 +257,11 @@ function consoleProblems(where: string, context: EnvironmentContext): string[] {
   if (site.oidc.bearer === 'id_token' && !context.jwt.audience.includes(site.oidc.clientId)) {
     problems.push(
       `${where}.console.oidc.bearer: an ID token's audience is the client id; add ${site.oidc.clientId} to jwt.audience`,
+    );
+  }
+  if (site.oidc.bearer === 'id_token' && context.jwt.scopes.length > 0) {
+    problems.push(
+      `${where}.console.oidc.bearer: an ID token carries no scopes, and the authorizer requires jwt.scopes; send the access token or leave jwt.scopes empty`,
     );
   }
   return problems;

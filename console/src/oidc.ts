@@ -25,7 +25,6 @@ export interface SignedIn {
   readonly token: string;
   /** Milliseconds since the epoch, from `expires_in` or the ID token's `exp`, whichever is sooner. */
   readonly expiresAt: number | undefined;
-  readonly returnTo: string;
 }
 
 /** The console's own URL without query or hash: what the IdP redirects back to (the stack's ConsoleUrl). */
@@ -117,7 +116,6 @@ export async function finishSignIn(config: OidcConfig): Promise<SignedIn> {
     return {
       token,
       expiresAt: deadlines.length === 0 ? undefined : Math.min(...deadlines),
-      returnTo: pending.returnTo,
     };
   } catch (error) {
     throw new Error(describe(error));

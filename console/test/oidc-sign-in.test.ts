@@ -28,11 +28,13 @@ let site: Loopback;
 let idp: FakeOidc;
 let gateway: Gateway;
 let browser: Browser;
+/** What config.json names as the bearer; the id_token case needs the client id among the gateway's audiences. */
+let bearer: 'access_token' | 'id_token' = 'access_token';
 
 beforeAll(async () => {
   site = await startConsoleSite(CONSOLE_DIST, () => ({
     apiUrl: `${gateway.url}/`,
-    oidc: { issuer: idp.issuer, clientId: CLIENT_ID, scopes: SCOPES, bearer: 'access_token' },
+    oidc: { issuer: idp.issuer, clientId: CLIENT_ID, scopes: SCOPES, bearer },
   }));
   idp = await startFakeOidc({
     clientId: CLIENT_ID,
@@ -43,7 +45,7 @@ beforeAll(async () => {
   local = await startLocal(newDataDir());
   gateway = await startGateway({
     issuer: idp.issuer,
-    audience: [AUDIENCE],
+    audience: [AUDIENCE, CLIENT_ID],
     scopes: ['remote-worker/runs'],
     jwks: idp.jwks,
     allowedOrigin: site.url,
@@ -66,6 +68,8 @@ afterEach(() => {
   idp.audience = AUDIENCE;
   idp.tamperChallenge = false;
   idp.deny = false;
+  bearer = 'access_token';
+  gateway.scopes = ['remote-worker/runs'];
 });
 
 afterAll(async () => {
@@ -184,6 +188,22 @@ describe('console: OIDC sign-in (deployed)', () => {
     expect(idp.tokenRequests.length).toBe(exchanges);
     expect(await storedToken(page)).toBeNull();
     expect(page.url()).toBe(`${site.url}/`);
+    await context.close();
+  }, 60_000);
+
+  it('sends the ID token instead when config.json says bearer: id_token', async () => {
+    // An ID token carries no scopes: the stack allows this bearer only with no jwt.scopes (infra/config.ts).
+    bearer = 'id_token';
+    gateway.scopes = [];
+    const { context, page } = await newPage(browser, { ignoreHTTPSErrors: true });
+    await page.goto(`${site.url}/#/targets`);
+    await signInButton(page).click();
+    await page.getByText('lab vm').first().waitFor();
+
+    const token = await storedToken(page);
+    const nonce = idp.authorizeRequests.at(-1)?.params.nonce;
+    expect(claimsOf(token ?? '')).toMatchObject({ aud: CLIENT_ID, iss: idp.issuer, nonce });
+    expect(pageErrors(page)).toEqual([]);
     await context.close();
   }, 60_000);
 });

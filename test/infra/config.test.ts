@@ -130,14 +130,18 @@ describe('loadEnvironmentConfig', () => {
       );
     });
 
-    it('refuses an ID token as bearer when the client id is not an audience of the authorizer', () => {
+    it('refuses an ID token as bearer unless the client id is an audience and no scope is required', () => {
       const broken = prod();
       broken.console.oidc.bearer = 'id_token';
 
       expect(configError('prod', { prod: broken }).message).toContain(
         "context.environments.prod.console.oidc.bearer: an ID token's audience is the client id; add 0oa1remoteworkerconsole to jwt.audience",
       );
+      expect(configError('prod', { prod: broken }).message).toContain(
+        'context.environments.prod.console.oidc.bearer: an ID token carries no scopes, and the authorizer requires jwt.scopes',
+      );
       broken.jwt.audience.push('0oa1remoteworkerconsole');
+      broken.jwt.scopes = [];
       expect(loadEnvironmentConfig('prod', { prod: broken }).console?.oidc.bearer).toBe('id_token');
     });
 

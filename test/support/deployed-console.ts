@@ -41,6 +41,8 @@ export interface Loopback {
 }
 
 export interface Gateway extends Loopback {
+  /** The scopes the authorizer requires, from now on (starts as the options' scopes). */
+  scopes: string[];
   /** `sub` of every request the authorizer let through, and the reason of every one it refused. */
   readonly passed: string[];
   readonly refused: string[];
@@ -108,7 +110,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       algorithms: ['RS256'],
     });
     const granted = new Set(String(payload.scope ?? payload.scp ?? '').split(' '));
-    const missing = options.scopes.filter((s) => !granted.has(s));
+    const missing = gateway.scopes.filter((s) => !granted.has(s));
     if (missing.length > 0) throw new Error(`missing scopes ${missing.join(', ')}`);
     return String(payload.sub);
   }
@@ -153,8 +155,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       res.end(JSON.stringify({ message: String(error) }));
     });
   });
-  const url = await listen(server);
-  return { url, passed, refused, close: closer(server) };
+  const gateway: Gateway = { url: '', scopes: [...options.scopes], passed, refused, close: closer(server) };
+  return Object.assign(gateway, { url: await listen(server) });
 }
 
 /**
