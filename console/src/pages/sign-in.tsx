@@ -37,7 +37,7 @@ function OidcSignIn({ reason, oidc }: { reason?: string; oidc: OidcConfig }) {
       <div class="card">
         <h2>Sign in</h2>
         {reason !== undefined && (
-          <p class="notice" role="status">
+          <p class="notice warn" role="status">
             {reason}
           </p>
         )}
@@ -97,7 +97,7 @@ function TokenSignIn({ reason }: { reason?: string }) {
       <form onSubmit={submit} class="card">
         <h2>Sign in</h2>
         {reason !== undefined && (
-          <p class="notice" role="status">
+          <p class="notice warn" role="status">
             {reason}
           </p>
         )}
