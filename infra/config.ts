@@ -56,6 +56,46 @@ const RelaySchema = z
     message: 'set exactly one of principalArn or rolesAnywhere',
   });
 
+const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+const CLOUDFRONT_CERTIFICATE_ARN = /^arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate\/[0-9a-f-]{36}$/;
+
+/**
+ * The web console as a static site (S3 + CloudFront) signing in with OIDC
+ * against `jwt.issuer`. Optional: without it no site is deployed and the API
+ * answers no browser origin. It needs `jwt` (a browser cannot sign SigV4
+ * requests) and a public client registered at the issuer.
+ */
+const ConsoleSchema = z
+  .strictObject({
+    oidc: z.strictObject({
+      /** The public client (no secret) registered at the issuer, with the console's URL as redirect URI. */
+      clientId: z.string().min(1),
+      /** Scopes asked for at sign-in; default `openid` plus `jwt.scopes` (the ones the authorizer requires). */
+      scopes: z.array(z.string().min(1)).min(1).optional(),
+      /**
+       * The token sent to the API: the access token (its `aud` must be in `jwt.audience`), or the ID token
+       * for issuers whose access tokens are opaque or not for this API (its `aud` is the client id, and it
+       * carries no scopes: only with no `jwt.scopes`).
+       */
+      bearer: z.enum(['access_token', 'id_token']).default('access_token'),
+    }),
+    /** A custom domain for the console; needs `certificateArn`. Without it: the distribution's own domain. */
+    domainName: z
+      .string()
+      .regex(HOSTNAME, 'must be a lower-case host name such as console.example.com')
+      .optional(),
+    /** ACM certificate for `domainName`, in us-east-1 (CloudFront reads certificates only there). */
+    certificateArn: arn('an ACM certificate ARN in us-east-1', CLOUDFRONT_CERTIFICATE_ARN).optional(),
+    /**
+     * More origins the console may call besides the API and the issuer: an issuer whose token endpoint is on
+     * another host (Cognito's hosted domain, for one).
+     */
+    connectOrigins: z.array(z.url({ protocol: /^https$/ })).default([]),
+  })
+  .refine((c) => (c.domainName === undefined) === (c.certificateArn === undefined), {
+    message: 'set both domainName and certificateArn, or neither',
+  });
+
 const EnvironmentSchema = z.strictObject({
   account: z.string().regex(/^\d{12}$/, 'must be a 12-digit AWS account id'),
   region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region such as eu-west-1'),
@@ -81,6 +121,7 @@ const EnvironmentSchema = z.strictObject({
       scopes: z.array(z.string().min(1)).default([]),
     })
     .optional(),
+  console: ConsoleSchema.optional(),
   /** Secrets Manager name prefix the dispatcher may read for "Use a secret" bindings and SSH keys. */
   secretsPrefix: z
     .string()
@@ -178,6 +219,7 @@ export function loadEnvironmentConfig(envName: unknown, environments: unknown): 
       `${where}.network.availabilityZones: needs one zone per runner subnet (${network.runnerSubnetIds.length}), in the same order`,
     );
   }
+  problems.push(...consoleProblems(where, context));
   if (problems.length > 0 || !settings.success) {
     throw new EnvironmentConfigError(`Invalid ${where}:\n  ${problems.join('\n  ')}`);
   }
@@ -190,4 +232,42 @@ export function loadEnvironmentConfig(envName: unknown, environments: unknown): 
     parsedSettings: settings.data,
     secretsPrefix: context.secretsPrefix ?? `remote-worker/${envName}/`,
   };
+}
+
+/** What the console needs from the rest of the environment: an issuer to sign in with, and scopes and audience that match it. */
+function consoleProblems(where: string, context: EnvironmentContext): string[] {
+  const site = context.console;
+  if (site === undefined) return [];
+  if (context.jwt === undefined) {
+    return [
+      `${where}.console: needs jwt (the console signs in with OIDC against jwt.issuer; a browser cannot sign SigV4 requests)`,
+    ];
+  }
+  const problems: string[] = [];
+  const asked = new Set(site.oidc.scopes ?? []);
+  if (site.oidc.scopes !== undefined) {
+    if (!asked.has('openid')) problems.push(`${where}.console.oidc.scopes: must include openid`);
+    const missing = context.jwt.scopes.filter((s) => !asked.has(s));
+    if (missing.length > 0) {
+      problems.push(
+        `${where}.console.oidc.scopes: must include the scopes the API requires (jwt.scopes): ${missing.join(', ')}`,
+      );
+    }
+  }
+  if (site.oidc.bearer === 'id_token' && !context.jwt.audience.includes(site.oidc.clientId)) {
+    problems.push(
+      `${where}.console.oidc.bearer: an ID token's audience is the client id; add ${site.oidc.clientId} to jwt.audience`,
+    );
+  }
+  if (site.oidc.bearer === 'id_token' && context.jwt.scopes.length > 0) {
+    problems.push(
+      `${where}.console.oidc.bearer: an ID token carries no scopes, and the authorizer requires jwt.scopes; send the access token or leave jwt.scopes empty`,
+    );
+  }
+  return problems;
+}
+
+/** The scopes the console asks for at sign-in. */
+export function consoleScopes(config: EnvironmentConfig): string[] {
+  return config.console?.oidc.scopes ?? ['openid', ...(config.jwt?.scopes ?? [])];
 }

@@ -2,6 +2,7 @@ import { Validations } from 'aws-cdk-lib';
 // cdk-nag's own flattener, so the finding ids built here are exactly the ones its IAM5 rule reports.
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
 import type { IConstruct } from 'constructs';
+import { deploymentHandler } from './constructs/console-site.ts';
 import { secretArnsUnder } from './constructs/runners.ts';
 import { runSecretsPrefix } from './function-environment.ts';
 import type { Access } from './handlers.ts';
@@ -137,4 +138,61 @@ export function applyNagSuppressions(stack: ControlPlaneStack): void {
     'This queue is itself a dead-letter queue (EventBridge targets and the status-sync functions put what ' +
       'they could not deliver or handle here); a further DLQ would only move the problem, and its depth alarms',
   );
+
+  if (stack.console !== undefined) acknowledgeConsole(stack, stack.console, ack);
+}
+
+/** The console's site: its CloudFront distribution and aws-s3-deployment's handler. */
+function acknowledgeConsole(
+  stack: ControlPlaneStack,
+  site: NonNullable<ControlPlaneStack['console']>,
+  ack: (scope: IConstruct, id: string, reason: string) => void,
+): void {
+  const cdn = site.distribution;
+  ack(
+    cdn,
+    'AwsSolutions-CFR1',
+    'Operators sign in from wherever they work; the site serves only the public files of the console, and every ' +
+      'API call it makes is authorised by the JWT authorizer, so a country filter would protect nothing',
+  );
+  ack(
+    cdn,
+    'AwsSolutions-CFR2',
+    'The distribution serves static, public files (no data, no server code: GET and HEAD only, cached); the API ' +
+      'it calls is throttled and behind the JWT authorizer. A CloudFront web ACL lives in us-east-1 and is an ' +
+      "operator's choice to attach (webAclId), not something every environment pays for",
+  );
+  if (stack.config.console?.domainName === undefined) {
+    ack(
+      cdn,
+      'AwsSolutions-CFR4',
+      "Without console.domainName the site is on the distribution's own *.cloudfront.net name, whose default " +
+        'certificate CloudFront serves with its own policy (TLSv1 allowed, the distribution cannot raise it). ' +
+        'Setting console.domainName and certificateArn gives TLSv1.2_2021 (docs/console.md)',
+    );
+  }
+  const role = site.deploymentRole;
+  if (role !== undefined) {
+    ack(
+      role,
+      `AwsSolutions-IAM5[Resource::${flattenCfnReference(stack.resolve(site.bucket.arnForObjects('*')))}]`,
+      "The console's files are named by the build (content-hashed chunk names), so the deployment handler " +
+        'writes and prunes any key, confined to the one console bucket',
+    );
+    ack(
+      role,
+      `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-${stack.account}-${stack.region}/*]`,
+      'The deployment handler reads the staged console build and config.json from the CDK bootstrap bucket; the ' +
+        'key of config.json (a deploy-time document) is chosen by CDK, so only GetObject, under that bucket',
+    );
+  }
+  const handler = deploymentHandler(stack);
+  if (handler !== undefined) {
+    ack(
+      handler,
+      'AwsSolutions-L1',
+      "aws-s3-deployment's own handler (Python and the AWS CLI layer, shipped inside aws-cdk-lib): its runtime " +
+        'is chosen by aws-cdk-lib and moves when aws-cdk-lib is upgraded',
+    );
+  }
 }

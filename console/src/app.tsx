@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { session } from './api/client.ts';
+import type { OidcConfig } from './config.ts';
 import { AssetsPage } from './pages/assets.tsx';
 import { InventoryPage } from './pages/inventory.tsx';
 import { NewRunPage } from './pages/new-run.tsx';
@@ -37,10 +38,11 @@ function page(route: Route) {
   }
 }
 
-export function App() {
+/** `oidc`: a deployed console signs in at the issuer; without it, with local mode's token. */
+export function App({ oidc }: { oidc?: OidcConfig }) {
   const route = useRoute();
   const [signedIn, setSignedIn] = useState(() => session.token() !== null);
-  const [signOutReason, setSignOutReason] = useState<string>();
+  const [signOutReason, setSignOutReason] = useState(() => session.lastReason());
   useEffect(() => {
     const unsubscribe = session.subscribe((reason) => {
       setSignedIn(session.token() !== null);
@@ -56,7 +58,14 @@ export function App() {
     document.title = `${signedIn ? current.title : 'Sign in'} · Remote Worker`;
   }, [signedIn, current.title]);
 
-  if (!signedIn) return <SignIn {...(signOutReason === undefined ? {} : { reason: signOutReason })} />;
+  if (!signedIn) {
+    return (
+      <SignIn
+        {...(signOutReason === undefined ? {} : { reason: signOutReason })}
+        {...(oidc === undefined ? {} : { oidc })}
+      />
+    );
+  }
   const section = `/${route.path.split('/')[1] === 'batches' ? 'runs' : route.path.split('/')[1]}`;
   return (
     <>

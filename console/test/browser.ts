@@ -22,11 +22,13 @@ export function launch(): Promise<Browser> {
 
 export async function newPage(
   browser: Browser,
-  options: { colorScheme?: 'light' | 'dark'; width?: number } = {},
+  options: { colorScheme?: 'light' | 'dark'; width?: number; ignoreHTTPSErrors?: boolean } = {},
 ): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({
     colorScheme: options.colorScheme ?? 'light',
     viewport: { width: options.width ?? 1280, height: 900 },
+    // Only for the loopback OIDC provider's private-CA certificate (test/support/fake-oidc.ts).
+    ignoreHTTPSErrors: options.ignoreHTTPSErrors ?? false,
   });
   const page = await context.newPage();
   // A wait that cannot succeed fails naming what it waited for, well inside the test's own timeout.

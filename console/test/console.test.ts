@@ -364,6 +364,8 @@ describe('console: accessibility and layout', () => {
   it('can be driven by the keyboard alone: sign in, move through the nav, open a run', async () => {
     const { context, page } = await newPage(browser);
     await page.goto(`${local.url}/`);
+    // The app renders once config.json has answered (local mode has none), a moment after the load event.
+    await page.getByLabel('API token').waitFor();
     await page.keyboard.press('Tab');
     await page.keyboard.type(local.token);
     await page.keyboard.press('Enter');

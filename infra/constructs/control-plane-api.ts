@@ -1,6 +1,7 @@
 import type { RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
+  type CfnApi,
   HttpApi,
   HttpMethod,
   type HttpStage,
@@ -50,6 +51,10 @@ export function parseRouteKey(routeKey: string): { method: HttpMethod; path: str
   if (match?.[2] === undefined || method === undefined) throw new Error(`Not a route key: ${routeKey}`);
   return { method, path: match[2] };
 }
+
+/** What the web console sends: the methods of its routes and the headers it sets (functions/api/routes.ts). */
+export const BROWSER_METHODS = ['GET', 'POST', 'PUT', 'DELETE'] as const;
+export const BROWSER_HEADERS = ['authorization', 'content-type', 'idempotency-key'] as const;
 
 /**
  * The public REST API (v1) as an HTTP API: one Lambda integration per route,
@@ -113,5 +118,23 @@ export class ControlPlaneApi extends Construct {
       }
       this.api.addRoutes({ path, methods: [method], integration });
     }
+  }
+
+  /**
+   * Lets one browser origin (the console's) call the API: API Gateway
+   * answers the preflight itself (no OPTIONS route exists, so the authorizer
+   * never sees it) and adds the CORS headers to every answer of that origin.
+   * No credentials mode: the console sends a bearer token, not cookies. Set on
+   * the L1 resource so the origin can be a token of a distribution made after
+   * the API (the console's CSP names the API, its CloudFront domain names the console).
+   */
+  allowBrowserOrigin(origin: string): void {
+    (this.api.node.defaultChild as CfnApi).corsConfiguration = {
+      allowOrigins: [origin],
+      allowMethods: [...BROWSER_METHODS],
+      allowHeaders: [...BROWSER_HEADERS],
+      allowCredentials: false,
+      maxAge: 3600,
+    };
   }
 }

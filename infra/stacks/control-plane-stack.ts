@@ -1,14 +1,17 @@
+import { join } from 'node:path';
 import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
 import { type IVpc, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { relayPolicyDocument } from '../../runners/relay/policy.ts';
-import type { EnvironmentConfig } from '../config.ts';
+import { consoleScopes, type EnvironmentConfig } from '../config.ts';
 import { ControlPlaneAlarms } from '../constructs/alarms.ts';
 import { AssetStorage } from '../constructs/asset-storage.ts';
+import { ConsoleSite, regionalApiPattern } from '../constructs/console-site.ts';
 import { ControlPlaneApi } from '../constructs/control-plane-api.ts';
 import { HandlerFunction } from '../constructs/handler-function.ts';
 import { RelayIdentity } from '../constructs/relay-identity.ts';
@@ -63,6 +66,8 @@ export class ControlPlaneStack extends Stack {
   readonly events: RunEvents;
   readonly relay: RelayIdentity;
   readonly alarms: ControlPlaneAlarms;
+  /** The web console's static site; only with `console` (and `jwt`) in the environment. */
+  readonly console: ConsoleSite | undefined;
   /** Every handler function by construct id (`SubmitRun`, `DispatchRuns` …). */
   readonly functions: Readonly<Record<string, HandlerFunction>>;
   /** What each of `functions` was granted. */
@@ -189,6 +194,8 @@ export class ControlPlaneStack extends Stack {
       removalPolicy,
     });
 
+    this.console = this.consoleSite(config, props.projectRoot, logRetention, removalPolicy);
+
     dispatcher.fn.addEventSource(
       new SqsEventSource(this.queues.dispatch, {
         batchSize: 10,
@@ -257,6 +264,14 @@ export class ControlPlaneStack extends Stack {
       AssetBucketName: [this.assets.bucket.bucketName, 'Bucket of POST /assets and the runs it serves'],
       RunLogGroupName: [this.runners.logGroup.logGroupName, 'Log group of the ECS runner tasks'],
       RunnerClusterName: [this.runners.cluster.clusterName, 'ECS cluster of the runner tasks'],
+      ...(this.console === undefined
+        ? {}
+        : {
+            ConsoleUrl: [
+              `${this.console.origin}/`,
+              "The web console; register it as the OIDC client's sign-in redirect URI",
+            ],
+          }),
     });
 
     this.alarms = new ControlPlaneAlarms(this, 'Alarms', {
@@ -277,6 +292,50 @@ export class ControlPlaneStack extends Stack {
       reconcilerLogs: reconciler.logGroup,
       removalPolicy,
     });
+  }
+
+  /**
+   * The console's site, and the API's CORS for its origin. With a custom
+   * domain, the CSP names the API's exact origin. On the distribution's own
+   * domain it cannot: the API's CORS names the distribution, whose headers
+   * policy would name the API, a cycle CloudFormation refuses; so connect-src
+   * allows this region's execute-api hosts (CORS, which is exact, is what
+   * keeps other origins from reading the API).
+   */
+  private consoleSite(
+    config: EnvironmentConfig,
+    projectRoot: string,
+    logRetention: RetentionDays,
+    removalPolicy: RemovalPolicy,
+  ): ConsoleSite | undefined {
+    const site = config.console;
+    const jwt = config.jwt;
+    if (site === undefined || jwt === undefined) return undefined;
+    const domain =
+      site.domainName === undefined || site.certificateArn === undefined
+        ? undefined
+        : { name: site.domainName, certificateArn: site.certificateArn };
+    const consoleSite = new ConsoleSite(this, 'Console', {
+      consoleDir: join(projectRoot, 'console'),
+      apiConnectSource: domain === undefined ? regionalApiPattern(this) : this.api.api.apiEndpoint,
+      issuer: jwt.issuer,
+      connectOrigins: site.connectOrigins,
+      ...(domain === undefined ? {} : { domain }),
+      serverAccessLogs: this.assets.accessLogs as IBucket,
+      logRetention,
+      removalPolicy,
+    });
+    this.api.allowBrowserOrigin(consoleSite.origin);
+    consoleSite.deploy({
+      apiUrl: this.api.stage.url,
+      oidc: {
+        issuer: jwt.issuer,
+        clientId: site.oidc.clientId,
+        scopes: consoleScopes(config),
+        bearer: site.oidc.bearer,
+      },
+    });
+    return consoleSite;
   }
 
   private outputs(values: Record<string, [value: string, description: string]>): void {

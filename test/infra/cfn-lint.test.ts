@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { synth } from './synth.ts';
+import { synth, withDomain } from './synth.ts';
 
 /*
  * cfn-lint 1.x (AWS's CloudFormation linter, on the machine's Python; .ci/run
@@ -55,7 +55,7 @@ function cfnLint(templates: Readonly<Record<string, unknown>>): {
       '--',
       ...files,
     ],
-    { encoding: 'utf8', timeout: 120_000 },
+    { encoding: 'utf8', timeout: 180_000 },
   );
   const findings = run.stdout.trim() === '' ? [] : (JSON.parse(run.stdout) as Finding[]);
   return { status: run.status, findings, stderr: run.stderr };
@@ -65,15 +65,19 @@ const summary = (findings: readonly Finding[]) =>
   findings.map((f) => `${f.Filename}: ${f.Rule.Id} ${f.Location.Path.join('/')}: ${f.Message}`);
 
 describe('cfn-lint', () => {
-  it('passes on the dev and prod templates', () => {
-    const templates = { dev: synth('dev').template.toJSON(), prod: synth('prod').template.toJSON() };
+  it('passes on the dev and prod templates, and prod with the console on a custom domain', () => {
+    const templates = {
+      dev: synth('dev').template.toJSON(),
+      prod: synth('prod').template.toJSON(),
+      'prod-console-domain': synth('prod', withDomain()).template.toJSON(),
+    };
 
     const result = cfnLint(templates);
 
     expect(result.stderr).toBe('');
     expect(summary(result.findings)).toEqual([]);
     expect(result.status).toBe(0);
-  }, 120_000);
+  }, 240_000);
 
   it('reports a broken template, so a clean answer above means something', () => {
     const result = cfnLint({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EnvironmentConfigError, loadEnvironmentConfig } from '../../infra/config.ts';
+import { consoleScopes, EnvironmentConfigError, loadEnvironmentConfig } from '../../infra/config.ts';
 import { cdkContext } from './synth.ts';
 
 const environments = cdkContext().environments as Record<string, Record<string, unknown>>;
@@ -97,5 +97,65 @@ describe('loadEnvironmentConfig', () => {
     expect(configError('dev', { dev: broken }).message).toContain(
       'context.environments.dev.network.availabilityZones: needs one zone per runner subnet (2)',
     );
+  });
+
+  describe('console', () => {
+    const prod = (): Record<string, any> => structuredClone(environments.prod ?? {});
+
+    it('asks for scopes openid plus the ones the API requires, unless the operator names them', () => {
+      const config = loadEnvironmentConfig('prod', environments);
+
+      expect(config.console?.oidc).toEqual({ clientId: '0oa1remoteworkerconsole', bearer: 'access_token' });
+      expect(consoleScopes(config)).toEqual(['openid', 'remote-worker/runs']);
+    });
+
+    it('needs jwt: a browser cannot sign SigV4 requests', () => {
+      const broken = dev();
+      broken.console = { oidc: { clientId: 'console' } };
+
+      expect(configError('dev', { dev: broken }).message).toContain(
+        'context.environments.dev.console: needs jwt (the console signs in with OIDC against jwt.issuer',
+      );
+    });
+
+    it('refuses scopes that leave out openid or a scope the authorizer requires', () => {
+      const broken = prod();
+      broken.console.oidc.scopes = ['profile'];
+
+      const message = configError('prod', { prod: broken }).message;
+
+      expect(message).toContain('context.environments.prod.console.oidc.scopes: must include openid');
+      expect(message).toContain(
+        'context.environments.prod.console.oidc.scopes: must include the scopes the API requires (jwt.scopes): remote-worker/runs',
+      );
+    });
+
+    it('refuses an ID token as bearer unless the client id is an audience and no scope is required', () => {
+      const broken = prod();
+      broken.console.oidc.bearer = 'id_token';
+
+      expect(configError('prod', { prod: broken }).message).toContain(
+        "context.environments.prod.console.oidc.bearer: an ID token's audience is the client id; add 0oa1remoteworkerconsole to jwt.audience",
+      );
+      expect(configError('prod', { prod: broken }).message).toContain(
+        'context.environments.prod.console.oidc.bearer: an ID token carries no scopes, and the authorizer requires jwt.scopes',
+      );
+      broken.jwt.audience.push('0oa1remoteworkerconsole');
+      broken.jwt.scopes = [];
+      expect(loadEnvironmentConfig('prod', { prod: broken }).console?.oidc.bearer).toBe('id_token');
+    });
+
+    it('wants a custom domain with its us-east-1 certificate, both or neither', () => {
+      const broken = prod();
+      broken.console.domainName = 'console.example.com';
+      expect(configError('prod', { prod: broken }).message).toContain(
+        'context.environments.prod.console: set both domainName and certificateArn, or neither',
+      );
+      broken.console.certificateArn =
+        'arn:aws:acm:eu-west-1:222222222222:certificate/0b8d6f7e-3c2a-4e1f-9d5b-7a6c5e4d3b2a';
+      expect(configError('prod', { prod: broken }).message).toContain(
+        'context.environments.prod.console.certificateArn: must be an ACM certificate ARN in us-east-1',
+      );
+    });
   });
 });

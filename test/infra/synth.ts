@@ -34,3 +34,26 @@ export function synth(envName: string, extraContext: Record<string, unknown> = {
   const stack = addControlPlane(app);
   return { app, stack, template: Template.fromStack(stack) };
 }
+
+export const CERTIFICATE_ARN =
+  'arn:aws:acm:us-east-1:222222222222:certificate/0b8d6f7e-3c2a-4e1f-9d5b-7a6c5e4d3b2a';
+
+/** Context for prod with the console on a custom domain (cdk.json's prod uses the distribution's own domain). */
+export function withDomain(): Record<string, unknown> {
+  const environments = cdkContext().environments as Record<string, Record<string, any>>;
+  const prod = environments.prod ?? {};
+  return {
+    environments: {
+      ...environments,
+      prod: {
+        ...prod,
+        console: {
+          ...prod.console,
+          domainName: 'console.example.com',
+          certificateArn: CERTIFICATE_ARN,
+          connectOrigins: ['https://login-tokens.example.com/oauth2'],
+        },
+      },
+    },
+  };
+}

@@ -36,26 +36,66 @@ export const RUN_KINDS: readonly RunKind[] = ['vm', 'cluster_play', 'database_pl
 
 /**
  * The bearer token lives in sessionStorage: it survives a reload of the tab
- * but not the tab itself, and never appears in a URL. Listeners hear when it
- * is set or dropped (sign-out, or the API refusing it).
+ * but not the tab itself, and never appears in a URL. A token from OIDC
+ * sign-in carries its expiry: at that moment the tab returns to sign-in and
+ * says why. Listeners hear when it is set or dropped (sign-out, expiry, or
+ * the API refusing it).
  */
 const TOKEN_KEY = 'remote-worker.token';
+const EXPIRES_KEY = 'remote-worker.token-expires';
 type SessionListener = (reason?: string) => void;
 const listeners = new Set<SessionListener>();
-/** Why the last sign-out happened: a 401 can arrive before the app has subscribed, and must still be shown. */
-let lastReason: string | undefined;
+/**
+ * Why the last sign-out happened, kept in the tab: a 401 can arrive before the app has subscribed, or just
+ * before a reload, and the sign-in page must still say why.
+ */
+const REASON_KEY = 'remote-worker.signed-out-reason';
+let expiryTimer: ReturnType<typeof setTimeout> | undefined;
+
+const expiresAt = (): number | undefined => {
+  const raw = sessionStorage.getItem(EXPIRES_KEY);
+  return raw === null ? undefined : Number(raw);
+};
+const expiredReason = (at: number) =>
+  `Your sign-in expired at ${new Date(at).toLocaleTimeString()}. Sign in again.`;
+
+function watchExpiry(): void {
+  clearTimeout(expiryTimer);
+  const at = expiresAt();
+  if (at === undefined) return;
+  // setTimeout holds at most 2^31-1 ms (about 24 days); a token living longer is checked again then.
+  expiryTimer = setTimeout(
+    () => (Date.now() >= at ? session.signOut(expiredReason(at)) : watchExpiry()),
+    Math.min(Math.max(at - Date.now(), 0), 2 ** 31 - 1),
+  );
+}
 
 export const session = {
-  token: (): string | null => sessionStorage.getItem(TOKEN_KEY),
-  lastReason: (): string | undefined => lastReason,
-  signIn(token: string): void {
+  token(): string | null {
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    const at = expiresAt();
+    if (token !== null && at !== undefined && Date.now() >= at) {
+      session.signOut(expiredReason(at));
+      return null;
+    }
+    return token;
+  },
+  lastReason: (): string | undefined => sessionStorage.getItem(REASON_KEY) ?? undefined,
+  /** `expiresAt`: milliseconds since the epoch, for tokens that say when they end. */
+  signIn(token: string, expiresAt?: number): void {
     sessionStorage.setItem(TOKEN_KEY, token);
-    lastReason = undefined;
+    if (expiresAt === undefined) sessionStorage.removeItem(EXPIRES_KEY);
+    else sessionStorage.setItem(EXPIRES_KEY, String(expiresAt));
+    sessionStorage.removeItem(REASON_KEY);
+    watchExpiry();
     for (const l of listeners) l();
   },
   signOut(reason?: string): void {
     sessionStorage.removeItem(TOKEN_KEY);
-    lastReason = reason;
+    sessionStorage.removeItem(EXPIRES_KEY);
+    clearTimeout(expiryTimer);
+    if (reason === undefined) sessionStorage.removeItem(REASON_KEY);
+    else sessionStorage.setItem(REASON_KEY, reason);
     for (const l of listeners) l(reason);
   },
   subscribe(listener: SessionListener): () => void {
@@ -63,6 +103,7 @@ export const session = {
     return () => listeners.delete(listener);
   },
 };
+watchExpiry();
 
 const auth: Middleware = {
   onRequest({ request }) {
@@ -79,15 +120,23 @@ const auth: Middleware = {
   },
 };
 
+function clientFor(baseUrl: string) {
+  const client = createClient<paths>({ baseUrl });
+  client.use(auth);
+  return client;
+}
+
 /**
  * The one client for every route, typed from the OpenAPI document. The API is
- * on the console's own origin in local mode; a deployed console is built with
- * VITE_API_URL pointing at the API's origin.
+ * on the console's own origin in local mode; a deployed console points it at
+ * the API's URL from config.json (configureApi, before the app renders).
  */
-export const api = createClient<paths>({
-  baseUrl: (import.meta.env.VITE_API_URL as string | undefined) ?? window.location.origin,
-});
-api.use(auth);
+// Reassigned once by configureApi, before the app renders; importers read the live binding.
+export let api = clientFor(window.location.origin);
+
+export function configureApi(baseUrl: string): void {
+  api = clientFor(baseUrl.replace(/\/+$/, ''));
+}
 
 /** A problem the UI can show for a failure that never reached the API (network down, bad JSON). */
 export function networkProblem(error: unknown): Problem {

@@ -1,13 +1,68 @@
 import { useState } from 'preact/hooks';
 import { api, networkProblem, type Problem, session } from '../api/client.ts';
 import { ProblemView } from '../components/problem.tsx';
+import type { OidcConfig } from '../config.ts';
+import { startSignIn } from '../oidc.ts';
+
+/**
+ * A deployed console: sign-in happens at the OIDC issuer (authorization code
+ * with PKCE), which sends the tab back here with a code.
+ */
+function OidcSignIn({ reason, oidc }: { reason?: string; oidc: OidcConfig }) {
+  const [problem, setProblem] = useState<Problem>();
+  const [busy, setBusy] = useState(false);
+  const host = new URL(oidc.issuer).host;
+
+  async function go() {
+    setBusy(true);
+    setProblem(undefined);
+    try {
+      await startSignIn(oidc);
+    } catch (error) {
+      setProblem({
+        type: 'about:blank',
+        title: 'Sign-in could not start',
+        status: 0,
+        detail: `The identity provider at ${host} could not be reached or answered unexpectedly: ${
+          error instanceof Error ? error.message : String(error)
+        }`,
+      });
+      setBusy(false);
+    }
+  }
+
+  return (
+    <main id="main" class="sign-in">
+      <h1>Remote Worker</h1>
+      <div class="card">
+        <h2>Sign in</h2>
+        {reason !== undefined && (
+          <p class="notice warn" role="status">
+            {reason}
+          </p>
+        )}
+        <p class="hint">You sign in at {host}; the console keeps the token in this tab only.</p>
+        {problem && <ProblemView problem={problem} />}
+        <button type="button" onClick={go} disabled={busy}>
+          {busy ? 'Opening…' : `Sign in with ${host}`}
+        </button>
+      </div>
+    </main>
+  );
+}
+
+/** Sign-in at the OIDC issuer when config.json names one, else with local mode's token. */
+export function SignIn({ reason, oidc }: { reason?: string; oidc?: OidcConfig }) {
+  if (oidc !== undefined) return <OidcSignIn {...(reason === undefined ? {} : { reason })} oidc={oidc} />;
+  return <TokenSignIn {...(reason === undefined ? {} : { reason })} />;
+}
 
 /**
  * Local mode's bearer token (printed at first start, or REMOTE_WORKER_TOKEN).
  * It is checked against an authenticated route before the console opens, and
  * kept only in this tab's sessionStorage.
  */
-export function SignIn({ reason }: { reason?: string }) {
+function TokenSignIn({ reason }: { reason?: string }) {
   const [token, setToken] = useState('');
   const [problem, setProblem] = useState<Problem>();
   const [busy, setBusy] = useState(false);
@@ -42,7 +97,7 @@ export function SignIn({ reason }: { reason?: string }) {
       <form onSubmit={submit} class="card">
         <h2>Sign in</h2>
         {reason !== undefined && (
-          <p class="notice" role="status">
+          <p class="notice warn" role="status">
             {reason}
           </p>
         )}
