@@ -6,6 +6,7 @@ import {
   type QueryCommandOutput,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { decodeSeqCursor, encodeSeqCursor } from '../../domain/cursor.ts';
 import { ValidationError } from '../../domain/errors.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import {
@@ -114,7 +115,7 @@ export class DynamoLogStore implements LogStore {
         { path: 'limit', message: 'must be a positive integer' },
       ]);
     }
-    const after = options.cursor === undefined ? 0 : decodeCursor(options.cursor);
+    const after = options.cursor === undefined ? 0 : decodeSeqCursor(options.cursor);
     const lines: LogLine[] = [];
     let startKey: Record<string, AttributeValue> | undefined;
     do {
@@ -138,7 +139,7 @@ export class DynamoLogStore implements LogStore {
       }
       startKey = lines.length >= wanted ? undefined : page.LastEvaluatedKey;
     } while (startKey !== undefined);
-    return { lines, nextCursor: encodeCursor(lines.at(-1)?.seq ?? after) };
+    return { lines, nextCursor: encodeSeqCursor(lines.at(-1)?.seq ?? after) };
   }
 
   async #appendNow(runId: string, lines: readonly LogLineInput[]): Promise<void> {
@@ -200,19 +201,4 @@ function* chunks(lines: readonly StoredLine[]): Generator<StoredLine[]> {
     bytes += size;
   }
   if (chunk.length > 0) yield chunk;
-}
-
-function encodeCursor(seq: number): string {
-  return Buffer.from(String(seq), 'utf8').toString('base64url');
-}
-
-/** A cursor is valid only if it re-encodes to itself (Node's base64url decoder skips junk). */
-function decodeCursor(cursor: string): number {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!/^(0|[1-9][0-9]{0,14})$/.test(text) || encodeCursor(Number(text)) !== cursor) {
-    throw new ValidationError('cursor is not a cursor this API returned', [
-      { path: 'cursor', message: 'invalid cursor' },
-    ]);
-  }
-  return Number(text);
 }

@@ -12,6 +12,7 @@ import {
   TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { decodeIdCursor, encodeIdCursor } from '../../domain/cursor.ts';
 import {
   IdempotencyMismatchError,
   NotFoundError,
@@ -350,7 +351,7 @@ export class DynamoRunStore implements RunStore {
         { path: 'limit', message: `must be an integer from 1 to ${MAX_PAGE}` },
       ]);
     }
-    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const after = query.cursor === undefined ? undefined : decodeIdCursor(query.cursor);
 
     let index: string;
     let partition: { name: string; value: string };
@@ -395,7 +396,7 @@ export class DynamoRunStore implements RunStore {
     const runs = items.slice(0, limit).map(runOf);
     const last = runs.at(-1);
     return items.length > limit && last !== undefined
-      ? { runs, nextCursor: encodeCursor(last.id) }
+      ? { runs, nextCursor: encodeIdCursor(last.id) }
       : { runs };
   }
 
@@ -691,19 +692,4 @@ function chunkRuns(runs: readonly Run[]): Run[][] {
   }
   if (current.length > 0) chunks.push(current);
   return chunks;
-}
-
-function encodeCursor(lastId: string): string {
-  return Buffer.from(lastId, 'utf8').toString('base64url');
-}
-
-/** Node's base64url decoder skips junk, so a cursor is valid only if it re-encodes to itself. */
-function decodeCursor(cursor: string): string {
-  const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (id.length === 0 || id.length > 128 || !/^[\x21-\x7e]+$/.test(id) || encodeCursor(id) !== cursor) {
-    throw new ValidationError('cursor is not a cursor this API returned', [
-      { path: 'cursor', message: 'invalid cursor' },
-    ]);
-  }
-  return id;
 }

@@ -1,3 +1,4 @@
+import { decodeIdCursor, encodeIdCursor } from '../../domain/cursor.ts';
 import {
   IdempotencyMismatchError,
   NotFoundError,
@@ -188,7 +189,7 @@ export class SqliteRunStore implements RunStore {
         { path: 'limit', message: `must be an integer from 1 to ${MAX_PAGE}` },
       ]);
     }
-    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const after = query.cursor === undefined ? undefined : decodeIdCursor(query.cursor);
 
     const clauses: string[] = [];
     const params: (string | number)[] = [];
@@ -216,7 +217,9 @@ export class SqliteRunStore implements RunStore {
     const rows = statement.all(...params, limit + 1);
     const runs = rows.slice(0, limit).map((r) => JSON.parse(r.body) as Run);
     const last = runs.at(-1);
-    return rows.length > limit && last !== undefined ? { runs, nextCursor: encodeCursor(last.id) } : { runs };
+    return rows.length > limit && last !== undefined
+      ? { runs, nextCursor: encodeIdCursor(last.id) }
+      : { runs };
   }
 
   async listActiveRuns(limit: number): Promise<readonly Run[]> {
@@ -302,19 +305,4 @@ function isUniqueViolation(error: unknown): boolean {
     'code' in error &&
     (error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || error.code === 'SQLITE_CONSTRAINT_UNIQUE')
   );
-}
-
-function encodeCursor(lastId: string): string {
-  return Buffer.from(lastId, 'utf8').toString('base64url');
-}
-
-/** Node's base64url decoder skips junk, so a cursor is valid only if it re-encodes to itself. */
-function decodeCursor(cursor: string): string {
-  const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (id.length === 0 || id.length > 128 || !/^[\x21-\x7e]+$/.test(id) || encodeCursor(id) !== cursor) {
-    throw new ValidationError('cursor is not a cursor this API returned', [
-      { path: 'cursor', message: 'invalid cursor' },
-    ]);
-  }
-  return id;
 }
