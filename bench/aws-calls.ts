@@ -45,6 +45,7 @@ import { RelayAgent } from '../runners/relay/agent.ts';
 import { awslogsStreamName, CloudWatchLogReader } from '../shared/adapters/cloudwatch-logs/log-reader.ts';
 import { DynamoLogStore } from '../shared/adapters/dynamodb/log-store.ts';
 import { DynamoRunStore, runTableDefinition } from '../shared/adapters/dynamodb/run-store.ts';
+import { DynamoTargetStore } from '../shared/adapters/dynamodb/target-store.ts';
 import { parseEcsHandle } from '../shared/adapters/ecs/handle.ts';
 import { EcsLauncher, ecsNetworkFromSettings } from '../shared/adapters/ecs/launcher.ts';
 import { describeSecretArn } from '../shared/adapters/ecs/secret-arn.ts';
@@ -218,6 +219,7 @@ const env = {
 const base = buildAwsDeps(env);
 const clock = systemClock;
 const store = new DynamoRunStore({ client: clients.dynamodb, tableName: names.table, clock });
+const targets = new DynamoTargetStore({ client: clients.dynamodb, tableName: names.table });
 const assets = new S3AssetStore({ client: clients.s3, bucket: names.bucket, prefix: 'playbooks/' });
 const runLogs = new CloudWatchLogReader({
   client: clients.logs,
@@ -242,6 +244,7 @@ const ecsLauncher = new EcsLauncher({
     prepareTask(
       {
         store,
+        targets,
         assets,
         secrets: { get: () => Promise.reject(new Error('no secret values')) },
         settings: base.settings,
@@ -271,6 +274,7 @@ const timedRelay: Launcher = {
 const deps = {
   ...base,
   store,
+  targets,
   assets,
   logs: runLogs,
   dispatchQueue: new SqsWorkQueue({ client: clients.sqs, queueUrl: dispatchQueueUrl }),
@@ -393,7 +397,7 @@ async function inParallel<T>(items: readonly T[], limit: number, work: (item: T)
 
 const parse = (r: { body?: string | undefined }) => JSON.parse(r.body ?? 'null');
 
-await store.putTarget({
+await targets.putTarget({
   id: 'app-aws',
   kind: 'vm',
   cloud: 'aws',
@@ -403,7 +407,7 @@ await store.putTarget({
   createdAt: clock.now(),
   updatedAt: clock.now(),
 });
-await store.putTarget({
+await targets.putTarget({
   id: 'web-onprem',
   kind: 'vm',
   cloud: 'local',
@@ -520,6 +524,7 @@ const workRoot = mkdtempSync(join(tmpdir(), 'rw-bench-relay-'));
 const agent = new RelayAgent({
   id: 'bench-relay',
   store,
+  targets,
   queue: relayQueue,
   logs: relayLogs,
   executor: noopExecutor,

@@ -54,7 +54,7 @@ export async function submitBatch(
   options: { readonly retryOf?: string } = {},
 ): Promise<SubmittedBatch> {
   const unique = [...new Set(body.targetIds)];
-  const rows = await Promise.all(unique.map((id) => deps.store.getTarget(id)));
+  const rows = await Promise.all(unique.map((id) => deps.targets.getTarget(id)));
   const registry = new Map<string, Target>(rows.flatMap((t) => (t === undefined ? [] : [[t.id, t]])));
   const selection = checkBatchSelection(body.kind, body.targetIds, registry);
   if (!selection.ok) {

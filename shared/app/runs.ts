@@ -72,7 +72,7 @@ export function planRun(
 }
 
 async function loadSelectedTarget(deps: AppDeps, body: Pick<SubmitRunBody, 'kind' | 'targetId'>) {
-  const target = body.targetId === undefined ? undefined : await deps.store.getTarget(body.targetId);
+  const target = body.targetId === undefined ? undefined : await deps.targets.getTarget(body.targetId);
   const problem = selectionProblem(body.kind, target, body.targetId);
   if (problem !== undefined) {
     if (body.targetId !== undefined && target === undefined) {

@@ -1,5 +1,4 @@
 import type { Run, RunState } from '../domain/run.ts';
-import type { Target } from '../domain/target.ts';
 
 export interface RunQuery {
   readonly batchId?: string;
@@ -22,9 +21,9 @@ export interface CreateRunOptions {
 }
 
 /**
- * Durable record of runs and targets. Every run write is conditional on the
- * version the caller read, so concurrent writers cannot lose each other's
- * changes and a terminal run is never overwritten.
+ * Durable record of runs (the target registry is TargetStore). Every run
+ * write is conditional on the version the caller read, so concurrent writers
+ * cannot lose each other's changes and a terminal run is never overwritten.
  *
  * @example
  * const { run } = await store.createRun(newRun(input, clock.now()));
@@ -60,11 +59,4 @@ export interface RunStore {
   holdAccount(account: string, runId: string, options?: { readonly replacing?: string }): Promise<string>;
   /** Let the account go if `runId` holds it; idempotent. */
   releaseAccount(account: string, runId: string): Promise<void>;
-
-  putTarget(target: Target): Promise<Target>;
-  getTarget(id: string): Promise<Target | undefined>;
-  /** Sorted by id. */
-  listTargets(): Promise<readonly Target[]>;
-  /** True when something was deleted. */
-  deleteTarget(id: string): Promise<boolean>;
 }

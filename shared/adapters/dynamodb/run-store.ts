@@ -1,13 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  type AttributeValue,
   DeleteItemCommand,
-  DynamoDBClient,
+  type DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
-  QueryCommand,
-  type QueryCommandInput,
   type TransactWriteItem,
   TransactWriteItemsCommand,
   UpdateItemCommand,
@@ -20,9 +17,9 @@ import {
   ValidationError,
 } from '../../domain/errors.ts';
 import { RUN_STATES, type Run, type RunState, TERMINAL_STATES } from '../../domain/run.ts';
-import type { Target } from '../../domain/target.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { CreateRunOptions, RunPage, RunQuery, RunStore } from '../../ports/run-store.ts';
+import { defaultClient, errorName, type Item, N, queryAll, S } from './items.ts';
 
 /*
  * Table design (one table, string keys `pk` / `sk`):
@@ -145,13 +142,8 @@ export function runTableDefinition(): RunTableDefinition {
   };
 }
 
-type Item = Record<string, AttributeValue>;
-
-const S = (value: string): AttributeValue => ({ S: value });
-const N = (value: number): AttributeValue => ({ N: String(value) });
 const runKey = (id: string): Item => ({ pk: S(`RUN#${id}`), sk: S('RUN') });
 const idempotencyKeyOf = (key: string): Item => ({ pk: S(`IDEMPOTENCY#${key}`), sk: S('IDEMPOTENCY') });
-const targetKey = (id: string): Item => ({ pk: S('TARGET'), sk: S(id) });
 const accountKey = (account: string): Item => ({ pk: S(`ACCOUNT#${account}`), sk: S('ACCOUNT') });
 
 function runItem(run: Run): Item {
@@ -173,9 +165,6 @@ function runItem(run: Run): Item {
 
 const runOf = (item: Item): Run => JSON.parse(item.body?.S ?? 'null') as Run;
 
-/** The SDK's error name, for errors from any copy of the SDK package. */
-const errorName = (error: unknown): string | undefined => (error instanceof Error ? error.name : undefined);
-
 interface CancellationReasonLike {
   readonly Code?: string | undefined;
   readonly Item?: Item | undefined;
@@ -185,13 +174,6 @@ function cancellationReasons(error: unknown): readonly CancellationReasonLike[] 
   if (errorName(error) !== 'TransactionCanceledException') return undefined;
   return (error as { CancellationReasons?: CancellationReasonLike[] }).CancellationReasons ?? [];
 }
-
-let sharedClient: DynamoDBClient | undefined;
-/** One client per cold start, shared by every store built without an injected client. */
-const defaultClient = (): DynamoDBClient => {
-  sharedClient ??= new DynamoDBClient({});
-  return sharedClient;
-};
 
 export interface DynamoRunStoreOptions {
   readonly tableName: string;
@@ -371,7 +353,8 @@ export class DynamoRunStore implements RunStore {
     // One extra item tells whether another page exists. The cursor is the last run id returned, which
     // `id < :after` resumes from: a filtered page stops in the middle of a DynamoDB page, where no
     // LastEvaluatedKey exists to hand out.
-    const items = await this.#queryAll(
+    const items = await queryAll(
+      this.#client,
       {
         TableName: this.#table,
         IndexName: index,
@@ -409,7 +392,8 @@ export class DynamoRunStore implements RunStore {
     // Each state's oldest `limit` runs hold the overall oldest `limit`.
     const perState = await Promise.all(
       ACTIVE_STATES.map((state) =>
-        this.#queryAll(
+        queryAll(
+          this.#client,
           {
             TableName: this.#table,
             IndexName: INDEX.byState,
@@ -430,7 +414,6 @@ export class DynamoRunStore implements RunStore {
       .slice(0, limit);
   }
 
-  /** Upsert in one request; `if_not_exists` keeps the first `createdAt` so a re-PUT does not rewrite history. */
   async holdAccount(account: string, runId: string, options: { replacing?: string } = {}): Promise<string> {
     const replacing = options.replacing ?? runId;
     try {
@@ -472,46 +455,6 @@ export class DynamoRunStore implements RunStore {
     } catch (error) {
       if (errorName(error) !== 'ConditionalCheckFailedException') throw error;
     }
-  }
-
-  async putTarget(target: Target): Promise<Target> {
-    const { Attributes } = await this.#client.send(
-      new UpdateItemCommand({
-        TableName: this.#table,
-        Key: targetKey(target.id),
-        UpdateExpression: 'SET body = :body, createdAt = if_not_exists(createdAt, :createdAt)',
-        ExpressionAttributeValues: { ':body': S(JSON.stringify(target)), ':createdAt': S(target.createdAt) },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return Attributes === undefined ? target : targetOf(Attributes);
-  }
-
-  async getTarget(id: string): Promise<Target | undefined> {
-    const { Item } = await this.#client.send(
-      new GetItemCommand({ TableName: this.#table, Key: targetKey(id), ConsistentRead: true }),
-    );
-    return Item === undefined ? undefined : targetOf(Item);
-  }
-
-  async listTargets(): Promise<readonly Target[]> {
-    const items = await this.#queryAll(
-      {
-        TableName: this.#table,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': S('TARGET') },
-        ConsistentRead: true,
-      },
-      Number.POSITIVE_INFINITY,
-    );
-    return items.map(targetOf);
-  }
-
-  async deleteTarget(id: string): Promise<boolean> {
-    const { Attributes } = await this.#client.send(
-      new DeleteItemCommand({ TableName: this.#table, Key: targetKey(id), ReturnValues: 'ALL_OLD' }),
-    );
-    return Attributes !== undefined;
   }
 
   async #insertOne(run: Run): Promise<void> {
@@ -650,26 +593,6 @@ export class DynamoRunStore implements RunStore {
       ),
     );
   }
-
-  /** Follow LastEvaluatedKey until `want` items are in hand or the query is exhausted. */
-  async #queryAll(input: QueryCommandInput, want: number): Promise<Item[]> {
-    const items: Item[] = [];
-    let start: Item | undefined;
-    do {
-      const page = await this.#client.send(
-        new QueryCommand(start === undefined ? input : { ...input, ExclusiveStartKey: start }),
-      );
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined && items.length < want);
-    return items;
-  }
-}
-
-function targetOf(item: Item): Target {
-  const target = JSON.parse(item.body?.S ?? 'null') as Target;
-  const createdAt = item.createdAt?.S;
-  return createdAt === undefined ? target : { ...target, createdAt };
 }
 
 /** Split into transactions of at most 100 items and well under 4 MB. */

@@ -6,7 +6,6 @@ import {
   ValidationError,
 } from '../../domain/errors.ts';
 import { RUN_STATES, type Run, type RunState, TERMINAL_STATES } from '../../domain/run.ts';
-import type { Target } from '../../domain/target.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { CreateRunOptions, RunPage, RunQuery, RunStore } from '../../ports/run-store.ts';
 import type { SqliteDatabase } from './database.ts';
@@ -61,10 +60,6 @@ export class SqliteRunStore implements RunStore {
   readonly #getHold;
   readonly #putHold;
   readonly #deleteHold;
-  readonly #putTarget;
-  readonly #getTarget;
-  readonly #listTargets;
-  readonly #deleteTarget;
 
   constructor(options: { db: SqliteDatabase; clock?: Clock; idempotencyTtlSeconds?: number }) {
     const db = options.db;
@@ -100,12 +95,6 @@ export class SqliteRunStore implements RunStore {
     this.#deleteHold = db.prepare<[string, string]>(
       'DELETE FROM account_holds WHERE account = ? AND run_id = ?',
     );
-    this.#putTarget = db.prepare<[string, string]>(
-      'INSERT INTO targets (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body',
-    );
-    this.#getTarget = db.prepare<[string], RunRow>('SELECT body FROM targets WHERE id = ?');
-    this.#listTargets = db.prepare<[], RunRow>('SELECT body FROM targets ORDER BY id ASC');
-    this.#deleteTarget = db.prepare<[string]>('DELETE FROM targets WHERE id = ?');
   }
 
   async createRun(run: Run, options: CreateRunOptions = {}): Promise<{ run: Run; created: boolean }> {
@@ -232,7 +221,6 @@ export class SqliteRunStore implements RunStore {
     return this.#activeRuns.all(limit).map((r) => JSON.parse(r.body) as Run);
   }
 
-  /** Upsert; the first `createdAt` of a target is kept so a re-PUT does not rewrite its history. */
   async holdAccount(account: string, runId: string, options: { replacing?: string } = {}): Promise<string> {
     return this.#db
       .transaction((): string => {
@@ -247,32 +235,6 @@ export class SqliteRunStore implements RunStore {
 
   async releaseAccount(account: string, runId: string): Promise<void> {
     this.#deleteHold.run(account, runId);
-  }
-
-  async putTarget(target: Target): Promise<Target> {
-    return this.#db
-      .transaction((): Target => {
-        const existing = this.#getTarget.get(target.id);
-        const createdAt =
-          existing === undefined ? target.createdAt : (JSON.parse(existing.body) as Target).createdAt;
-        const stored: Target = { ...target, createdAt };
-        this.#putTarget.run(target.id, JSON.stringify(stored));
-        return stored;
-      })
-      .immediate();
-  }
-
-  async getTarget(id: string): Promise<Target | undefined> {
-    const row = this.#getTarget.get(id);
-    return row === undefined ? undefined : (JSON.parse(row.body) as Target);
-  }
-
-  async listTargets(): Promise<readonly Target[]> {
-    return this.#listTargets.all().map((r) => JSON.parse(r.body) as Target);
-  }
-
-  async deleteTarget(id: string): Promise<boolean> {
-    return this.#deleteTarget.run(id).changes > 0;
   }
 
   #read(id: string): Run | undefined {
