@@ -44,7 +44,8 @@ import {
 import { RelayAgent } from '../runners/relay/agent.ts';
 import { awslogsStreamName, CloudWatchLogReader } from '../shared/adapters/cloudwatch-logs/log-reader.ts';
 import { DynamoLogStore } from '../shared/adapters/dynamodb/log-store.ts';
-import { DynamoRunStore, runTableDefinition } from '../shared/adapters/dynamodb/run-store.ts';
+import { DynamoRunStore } from '../shared/adapters/dynamodb/run-store.ts';
+import { runTableDefinition } from '../shared/adapters/dynamodb/table-layout.ts';
 import { DynamoTargetStore } from '../shared/adapters/dynamodb/target-store.ts';
 import { parseEcsHandle } from '../shared/adapters/ecs/handle.ts';
 import { EcsLauncher, ecsNetworkFromSettings } from '../shared/adapters/ecs/launcher.ts';

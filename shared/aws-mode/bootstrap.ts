@@ -24,7 +24,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { runTableDefinition } from '../adapters/dynamodb/run-store.ts';
+import { runTableDefinition } from '../adapters/dynamodb/table-layout.ts';
 import type { Settings } from '../config/settings.ts';
 import { ensureRunnerNetwork } from './ec2-network.ts';
 

@@ -4,6 +4,12 @@ import {
   QueryCommand,
   type QueryCommandInput,
 } from '@aws-sdk/client-dynamodb';
+import { ValidationError } from '../../domain/errors.ts';
+import type { Run } from '../../domain/run.ts';
+import { LIST_VALUE } from './table-layout.ts';
+
+/** A run is one item; DynamoDB refuses items over 400 KB. */
+const MAX_ITEM_BYTES = 400 * 1024;
 
 /** One DynamoDB item in the low-level client's shape. */
 export type Item = Record<string, AttributeValue>;
@@ -14,6 +20,12 @@ export const N = (value: number): AttributeValue => ({ N: String(value) });
 /** The SDK's error name, for errors from any copy of the SDK package. */
 export const errorName = (error: unknown): string | undefined =>
   error instanceof Error ? error.name : undefined;
+
+/** The runs table a store works on, and the client it sends with. */
+export interface RunTable {
+  readonly client: DynamoDBClient;
+  readonly table: string;
+}
 
 let sharedClient: DynamoDBClient | undefined;
 /** One client per cold start, shared by every store built without an injected client. */
@@ -38,4 +50,40 @@ export async function queryAll(
     start = page.LastEvaluatedKey;
   } while (start !== undefined && items.length < want);
   return items;
+}
+
+export const runKey = (id: string): Item => ({ pk: S(`RUN#${id}`), sk: S('RUN') });
+export const idempotencyKeyOf = (key: string): Item => ({
+  pk: S(`IDEMPOTENCY#${key}`),
+  sk: S('IDEMPOTENCY'),
+});
+export const accountKey = (account: string): Item => ({ pk: S(`ACCOUNT#${account}`), sk: S('ACCOUNT') });
+
+export function runItem(run: Run): Item {
+  const body = JSON.stringify(run);
+  if (Buffer.byteLength(body, 'utf8') > MAX_ITEM_BYTES - 2048) {
+    throw new ValidationError(`Run ${run.id} is too large to store (DynamoDB items hold at most 400 KB)`);
+  }
+  return {
+    ...runKey(run.id),
+    id: S(run.id),
+    list: S(LIST_VALUE),
+    state: S(run.state),
+    version: N(run.version),
+    createdAt: S(run.createdAt),
+    ...(run.batchId === undefined ? {} : { batchId: S(run.batchId) }),
+    body: S(body),
+  };
+}
+
+export const runOf = (item: Item): Run => JSON.parse(item.body?.S ?? 'null') as Run;
+
+interface CancellationReasonLike {
+  readonly Code?: string | undefined;
+  readonly Item?: Item | undefined;
+}
+
+export function cancellationReasons(error: unknown): readonly CancellationReasonLike[] | undefined {
+  if (errorName(error) !== 'TransactionCanceledException') return undefined;
+  return (error as { CancellationReasons?: CancellationReasonLike[] }).CancellationReasons ?? [];
 }

@@ -8,6 +8,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { decodeSeqCursor, encodeSeqCursor } from '../../domain/cursor.ts';
 import { ValidationError } from '../../domain/errors.ts';
+import { limitError } from '../../domain/page-limit.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import {
   type LogLine,
@@ -110,11 +111,7 @@ export class DynamoLogStore implements LogStore {
 
   async read(runId: string, options: { cursor?: string; limit?: number } = {}): Promise<LogPage> {
     const wanted = logPageSize(options.limit);
-    if (wanted === undefined) {
-      throw new ValidationError('limit must be a positive integer', [
-        { path: 'limit', message: 'must be a positive integer' },
-      ]);
-    }
+    if (wanted === undefined) throw limitError();
     const after = options.cursor === undefined ? 0 : decodeSeqCursor(options.cursor);
     const lines: LogLine[] = [];
     let startKey: Record<string, AttributeValue> | undefined;

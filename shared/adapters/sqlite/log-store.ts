@@ -1,5 +1,5 @@
 import { decodeSeqCursor, encodeSeqCursor } from '../../domain/cursor.ts';
-import { ValidationError } from '../../domain/errors.ts';
+import { limitError } from '../../domain/page-limit.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import {
   type LogLine,
@@ -67,11 +67,7 @@ export class SqliteLogStore implements LogStore {
 
   async read(runId: string, options: { cursor?: string; limit?: number } = {}): Promise<LogPage> {
     const limit = logPageSize(options.limit);
-    if (limit === undefined) {
-      throw new ValidationError('limit must be a positive integer', [
-        { path: 'limit', message: 'must be a positive integer' },
-      ]);
-    }
+    if (limit === undefined) throw limitError();
     const after = options.cursor === undefined ? 0 : decodeSeqCursor(options.cursor);
     const rows = this.#page.all(runId, after, limit);
     const lines: LogLine[] = rows.map((r) => ({ seq: r.seq, at: r.at, stream: r.stream, text: r.text }));

@@ -5,6 +5,7 @@ import {
   RunConflictError,
   ValidationError,
 } from '../../domain/errors.ts';
+import { checkLimit } from '../../domain/page-limit.ts';
 import { RUN_STATES, type Run, type RunState, TERMINAL_STATES } from '../../domain/run.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { CreateRunOptions, RunPage, RunQuery, RunStore } from '../../ports/run-store.ts';
@@ -173,11 +174,7 @@ export class SqliteRunStore implements RunStore {
 
   async listRuns(query: RunQuery): Promise<RunPage> {
     const { limit } = query;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
-      throw new ValidationError(`limit must be an integer from 1 to ${MAX_PAGE}`, [
-        { path: 'limit', message: `must be an integer from 1 to ${MAX_PAGE}` },
-      ]);
-    }
+    checkLimit(limit, MAX_PAGE);
     const after = query.cursor === undefined ? undefined : decodeIdCursor(query.cursor);
 
     const clauses: string[] = [];
@@ -213,11 +210,7 @@ export class SqliteRunStore implements RunStore {
 
   async listActiveRuns(limit: number): Promise<readonly Run[]> {
     // SQLite reads a negative LIMIT as "no limit"; the reconciler must not load the whole table by mistake.
-    if (!Number.isInteger(limit) || limit < 1) {
-      throw new ValidationError('limit must be a positive integer', [
-        { path: 'limit', message: 'must be a positive integer' },
-      ]);
-    }
+    checkLimit(limit);
     return this.#activeRuns.all(limit).map((r) => JSON.parse(r.body) as Run);
   }
 
