@@ -2,8 +2,8 @@ import { type BatchRollup, checkBatchSelection, planRetry, rollupBatch } from '.
 import { NotFoundError, NothingToRetryError, SelectionRefusedError } from '../domain/errors.ts';
 import { isTerminal, newRun, type Run, transition } from '../domain/run.ts';
 import type { Target } from '../domain/target.ts';
-import type { SubmitBatchBody } from '../http/schemas.ts';
 import { type AppDeps, encodeRunMessage, storageOf } from './deps.ts';
+import type { SubmitBatchRequest } from './requests.ts';
 import { planRun } from './runs.ts';
 import {
   dropPasswords,
@@ -49,7 +49,7 @@ export interface SubmittedBatch {
  */
 export async function submitBatch(
   deps: AppDeps,
-  body: SubmitBatchBody,
+  body: SubmitBatchRequest,
   principal: string,
   options: { readonly retryOf?: string } = {},
 ): Promise<SubmittedBatch> {
@@ -181,7 +181,7 @@ export async function retryBatch(deps: AppDeps, batchId: string, principal: stri
       `Batch ${batchId} was submitted with a plaintext ${plaintext}, which was deleted when its runs ended: submit the batch again with it, or bind ${plaintext} to a named secret`,
     );
   }
-  const body: SubmitBatchBody = {
+  const body: SubmitBatchRequest = {
     kind: request.kind,
     targetIds: [...plan.targetIds],
     asset: request.asset,
