@@ -10,27 +10,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startLocalMode } from '../shared/local-mode/local-mode.ts';
-import type { Executor, RunningExecution } from '../shared/ports/executor.ts';
+import { noopExecutor } from './support/noop-executor.ts';
+import { quantile } from './support/stats.ts';
 
 const REPO = resolve(import.meta.dirname, '..');
 const started = new Map<string, number>();
 
-const noopExecutor: Executor = {
-  name: 'process',
-  async start(request): Promise<RunningExecution> {
-    started.set(request.runId, performance.now());
-    return { handle: `noop:${request.runId}`, done: Promise.resolve({ exitCode: 0 }), kill: async () => {} };
-  },
-  async adopt(handle) {
-    return { handle, done: Promise.resolve({ exitCode: 0 }), kill: async () => {} };
-  },
-  reapOrphans: async () => [],
-};
+const executor = noopExecutor(started);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'rw-bench-'));
 const local = await startLocalMode({
   cwd: REPO,
-  executor: noopExecutor,
+  executor,
   env: {
     PORT: '0',
     REMOTE_WORKER_DATA_DIR: dataDir,
@@ -60,11 +51,6 @@ const runBody = { kind: 'vm', targetId: 'localhost', asset: 'hello/site.yml' };
 async function waitStarted(ids: readonly string[]): Promise<void> {
   while (ids.some((id) => !started.has(id))) await new Promise((r) => setTimeout(r, 2));
 }
-
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
-};
 
 // 1. Latency: one run at a time, from the 202 arriving to the executor's start.
 const sequential = Number(process.env.BENCH_SEQUENTIAL ?? 50);
