@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startLocalMode } from '../shared/local-mode/local-mode.ts';
+import { LOCALHOST_TARGET } from './support/localhost-target.ts';
 import { noopExecutor } from './support/noop-executor.ts';
 import { quantile } from './support/stats.ts';
 
@@ -39,13 +40,7 @@ const call = async (method: string, path: string, body?: unknown) => {
   });
   return (await res.json()) as { id: string; state: string };
 };
-await call('PUT', '/targets/localhost', {
-  kind: 'vm',
-  cloud: 'local',
-  name: 'localhost',
-  address: '127.0.0.1',
-  connection: 'local',
-});
+await call('PUT', '/targets/localhost', LOCALHOST_TARGET);
 const runBody = { kind: 'vm', targetId: 'localhost', asset: 'hello/site.yml' };
 
 async function waitStarted(ids: readonly string[]): Promise<void> {

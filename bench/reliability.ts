@@ -20,6 +20,7 @@ import { apiFuzz } from '../test/reliability/api-fuzz.ts';
 import { awsRedelivery, CRASH_STEPS, taskOf } from '../test/reliability/aws-redelivery.ts';
 import { crashSoak, soakVerdict } from '../test/reliability/crash-soak.ts';
 import { startMoto } from '../test/support/moto.ts';
+import { LOCALHOST_TARGET } from './support/localhost-target.ts';
 import { quantile } from './support/stats.ts';
 
 const REPO = resolve(import.meta.dirname, '..');
@@ -144,13 +145,7 @@ async function load() {
       const text = await res.text();
       return { status: res.status, json: text === '' ? undefined : JSON.parse(text) };
     };
-    await call('PUT', '/targets/localhost', {
-      kind: 'vm',
-      cloud: 'local',
-      name: 'localhost',
-      address: '127.0.0.1',
-      connection: 'local',
-    });
+    await call('PUT', '/targets/localhost', LOCALHOST_TARGET);
     const runIds: string[] = [
       (await call('POST', '/runs', { kind: 'vm', targetId: 'localhost', asset: 'hello/site.yml' })).json.id,
     ];

@@ -107,20 +107,31 @@ export interface LoadSettingsOptions {
 const isMissingFile = (error: unknown): boolean =>
   typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
 
+/** A file's text, or why it could not be read (`missing`: it does not exist). */
+function readSafely(
+  path: string,
+  readFile: (path: string) => string,
+): { readonly content: string } | { readonly missing: boolean; readonly error: unknown } {
+  try {
+    return { content: readFile(path) };
+  } catch (error) {
+    return { missing: isMissingFile(error), error };
+  }
+}
+
 function readConfigFile(path: string, readFile: (path: string) => string): Record<string, unknown> {
   const fail = (message: string): never => {
     throw new SettingsInvalidError([{ path: CONFIG_ENV, message }]);
   };
-  let content: string;
-  try {
-    content = readFile(path);
-  } catch (error) {
+  const read = readSafely(path, readFile);
+  if (!('content' in read)) {
     return fail(
-      isMissingFile(error)
+      read.missing
         ? `settings file ${path} does not exist`
-        : `cannot read settings file ${path}: ${(error as Error).message}`,
+        : `cannot read settings file ${path}: ${(read.error as Error).message}`,
     );
   }
+  const { content } = read;
   let parsed: unknown;
   try {
     parsed = /\.ya?ml$/i.test(path) ? parseYaml(content) : JSON.parse(content);
@@ -221,16 +232,15 @@ function checkFiles(
       message: `${message} (${describeSource(sources.get('kubernetes_kubeconfig'))})`,
     },
   ];
-  let content: string;
-  try {
-    content = readFile(path);
-  } catch (error) {
+  const read = readSafely(path, readFile);
+  if (!('content' in read)) {
     return problem(
-      isMissingFile(error)
+      read.missing
         ? `names ${path}, which does not exist`
-        : `names ${path}, which cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+        : `names ${path}, which cannot be read (${(read.error as NodeJS.ErrnoException).code ?? 'error'})`,
     );
   }
+  const { content } = read;
   let parsed: unknown;
   try {
     parsed = parseYaml(content);

@@ -1,3 +1,4 @@
+import { encodeIdCursor } from '../domain/cursor.ts';
 import type { Run, RunState } from '../domain/run.ts';
 
 export interface RunQuery {
@@ -12,6 +13,17 @@ export interface RunQuery {
 export interface RunPage {
   readonly runs: readonly Run[];
   readonly nextCursor?: string;
+}
+
+/**
+ * A page from `limit + 1` rows read (newest first): one extra row tells
+ * whether another page exists without a second query; the cursor is the last
+ * run id of the page, which `id < after` resumes from.
+ */
+export function pageOf<T>(rows: readonly T[], limit: number, runOf: (row: T) => Run): RunPage {
+  const runs = rows.slice(0, limit).map(runOf);
+  const last = runs.at(-1);
+  return rows.length > limit && last !== undefined ? { runs, nextCursor: encodeIdCursor(last.id) } : { runs };
 }
 
 export interface CreateRunOptions {

@@ -27,6 +27,15 @@ export interface RunTable {
   readonly table: string;
 }
 
+/** The table and client of a store's options: the client defaults to {@link defaultClient}. */
+export function runTableOf(options: {
+  readonly tableName: string;
+  readonly client?: DynamoDBClient;
+}): RunTable {
+  if (options.tableName.length === 0) throw new ValidationError('tableName must not be empty');
+  return { client: options.client ?? defaultClient(), table: options.tableName };
+}
+
 let sharedClient: DynamoDBClient | undefined;
 /** One client per cold start, shared by every store built without an injected client. */
 export const defaultClient = (): DynamoDBClient => {

@@ -4,16 +4,21 @@ import {
   GetItemCommand,
   PutItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { decodeIdCursor, encodeIdCursor } from '../../domain/cursor.ts';
+import { decodeIdCursor } from '../../domain/cursor.ts';
 import { NotFoundError, RunConflictError, ValidationError } from '../../domain/errors.ts';
 import { checkLimit } from '../../domain/page-limit.ts';
 import { RUN_STATES, type Run, type RunState, TERMINAL_STATES } from '../../domain/run.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
-import type { CreateRunOptions, RunPage, RunQuery, RunStore } from '../../ports/run-store.ts';
+import {
+  type CreateRunOptions,
+  pageOf,
+  type RunPage,
+  type RunQuery,
+  type RunStore,
+} from '../../ports/run-store.ts';
 import { type HoldTable, holdAccount, releaseAccount } from './account-holds.ts';
 import {
   cancellationReasons,
-  defaultClient,
   errorName,
   type Item,
   N,
@@ -21,6 +26,7 @@ import {
   runItem,
   runKey,
   runOf,
+  runTableOf,
   S,
 } from './items.ts';
 import { LIST_VALUE, RUN_INDEX } from './table-layout.ts';
@@ -65,9 +71,7 @@ export class DynamoRunStore implements RunStore {
   readonly #t: HoldTable;
 
   constructor(options: DynamoRunStoreOptions) {
-    if (options.tableName.length === 0) throw new ValidationError('tableName must not be empty');
-    this.#client = options.client ?? defaultClient();
-    this.#table = options.tableName;
+    ({ client: this.#client, table: this.#table } = runTableOf(options));
     this.#clock = options.clock ?? systemClock;
     this.#idempotencyTtlSeconds = options.idempotencyTtlSeconds ?? DEFAULT_IDEMPOTENCY_TTL_SECONDS;
     this.#t = { client: this.#client, table: this.#table, clock: this.#clock };
@@ -241,11 +245,7 @@ export class DynamoRunStore implements RunStore {
       },
       limit + 1,
     );
-    const runs = items.slice(0, limit).map(runOf);
-    const last = runs.at(-1);
-    return items.length > limit && last !== undefined
-      ? { runs, nextCursor: encodeIdCursor(last.id) }
-      : { runs };
+    return pageOf(items, limit, runOf);
   }
 
   async listActiveRuns(limit: number): Promise<readonly Run[]> {

@@ -4,10 +4,9 @@ import {
   GetItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { ValidationError } from '../../domain/errors.ts';
 import type { Target } from '../../domain/target.ts';
 import type { TargetStore } from '../../ports/target-store.ts';
-import { defaultClient, type Item, queryAll, S } from './items.ts';
+import { type Item, queryAll, runTableOf, S } from './items.ts';
 
 const targetKey = (id: string): Item => ({ pk: S('TARGET'), sk: S(id) });
 
@@ -40,9 +39,7 @@ export class DynamoTargetStore implements TargetStore {
   readonly #table: string;
 
   constructor(options: DynamoTargetStoreOptions) {
-    if (options.tableName.length === 0) throw new ValidationError('tableName must not be empty');
-    this.#client = options.client ?? defaultClient();
-    this.#table = options.tableName;
+    ({ client: this.#client, table: this.#table } = runTableOf(options));
   }
 
   /** Upsert in one request; `if_not_exists` keeps the first `createdAt` so a re-PUT does not rewrite history. */

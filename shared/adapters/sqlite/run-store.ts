@@ -1,4 +1,4 @@
-import { decodeIdCursor, encodeIdCursor } from '../../domain/cursor.ts';
+import { decodeIdCursor } from '../../domain/cursor.ts';
 import {
   IdempotencyMismatchError,
   NotFoundError,
@@ -8,7 +8,13 @@ import {
 import { checkLimit } from '../../domain/page-limit.ts';
 import { RUN_STATES, type Run, type RunState, TERMINAL_STATES } from '../../domain/run.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
-import type { CreateRunOptions, RunPage, RunQuery, RunStore } from '../../ports/run-store.ts';
+import {
+  type CreateRunOptions,
+  pageOf,
+  type RunPage,
+  type RunQuery,
+  type RunStore,
+} from '../../ports/run-store.ts';
 import type { SqliteDatabase } from './database.ts';
 
 const MAX_PAGE = 100;
@@ -200,12 +206,7 @@ export class SqliteRunStore implements RunStore {
     }
 
     // One extra row tells whether another page exists without a second query.
-    const rows = statement.all(...params, limit + 1);
-    const runs = rows.slice(0, limit).map((r) => JSON.parse(r.body) as Run);
-    const last = runs.at(-1);
-    return rows.length > limit && last !== undefined
-      ? { runs, nextCursor: encodeIdCursor(last.id) }
-      : { runs };
+    return pageOf(statement.all(...params, limit + 1), limit, (r) => JSON.parse(r.body) as Run);
   }
 
   async listActiveRuns(limit: number): Promise<readonly Run[]> {
