@@ -7,7 +7,7 @@ import {
 import { decodeIdCursor } from '../../domain/cursor.ts';
 import { NotFoundError, RunConflictError, ValidationError } from '../../domain/errors.ts';
 import { checkLimit } from '../../domain/page-limit.ts';
-import { RUN_STATES, type Run, type RunState, TERMINAL_STATES } from '../../domain/run.ts';
+import { type Run, TERMINAL_STATES } from '../../domain/run.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import {
   type CreateRunOptions,
@@ -22,18 +22,16 @@ import {
   errorName,
   type Item,
   N,
-  queryAll,
   runItem,
   runKey,
   runOf,
   runTableOf,
   S,
 } from './items.ts';
-import { LIST_VALUE, RUN_INDEX } from './table-layout.ts';
+import { oldestActiveRuns, queryRunList } from './run-queries.ts';
 import { chunkRuns, createIdempotent, transact } from './transactions.ts';
 
 const TERMINAL: readonly string[] = TERMINAL_STATES;
-const ACTIVE_STATES: readonly RunState[] = RUN_STATES.filter((s) => !TERMINAL.includes(s));
 
 const MAX_PAGE = 100;
 const DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
@@ -204,75 +202,13 @@ export class DynamoRunStore implements RunStore {
     checkLimit(limit, MAX_PAGE);
     const after = query.cursor === undefined ? undefined : decodeIdCursor(query.cursor);
 
-    let index: string;
-    let partition: { name: string; value: string };
-    let filter: { name: string; value: string } | undefined;
-    if (query.batchId !== undefined) {
-      index = RUN_INDEX.byBatch;
-      partition = { name: 'batchId', value: query.batchId };
-      if (query.state !== undefined) filter = { name: 'state', value: query.state };
-    } else if (query.state !== undefined) {
-      index = RUN_INDEX.byState;
-      partition = { name: 'state', value: query.state };
-    } else {
-      index = RUN_INDEX.byId;
-      partition = { name: 'list', value: LIST_VALUE };
-    }
-
-    // One extra item tells whether another page exists. The cursor is the last run id returned, which
-    // `id < :after` resumes from: a filtered page stops in the middle of a DynamoDB page, where no
-    // LastEvaluatedKey exists to hand out.
-    const items = await queryAll(
-      this.#client,
-      {
-        TableName: this.#table,
-        IndexName: index,
-        KeyConditionExpression: `#p = :p${after === undefined ? '' : ' AND #id < :after'}`,
-        ...(filter === undefined ? {} : { FilterExpression: '#f = :f' }),
-        ExpressionAttributeNames: {
-          '#p': partition.name,
-          ...(after === undefined ? {} : { '#id': 'id' }),
-          ...(filter === undefined ? {} : { '#f': filter.name }),
-        },
-        ExpressionAttributeValues: {
-          ':p': S(partition.value),
-          ...(after === undefined ? {} : { ':after': S(after) }),
-          ...(filter === undefined ? {} : { ':f': S(filter.value) }),
-        },
-        ScanIndexForward: false,
-        // A filter is applied after Limit, so read further ahead per request when one is set.
-        Limit: filter === undefined ? limit + 1 : Math.min(1000, (limit + 1) * 4),
-      },
-      limit + 1,
-    );
+    const items = await queryRunList(this.#t, query, after, limit);
     return pageOf(items, limit, runOf);
   }
 
   async listActiveRuns(limit: number): Promise<readonly Run[]> {
     checkLimit(limit);
-    // Each state's oldest `limit` runs hold the overall oldest `limit`.
-    const perState = await Promise.all(
-      ACTIVE_STATES.map((state) =>
-        queryAll(
-          this.#client,
-          {
-            TableName: this.#table,
-            IndexName: RUN_INDEX.byState,
-            KeyConditionExpression: '#state = :state',
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':state': S(state) },
-            ScanIndexForward: true,
-            Limit: Math.min(limit, 1000),
-          },
-          limit,
-        ),
-      ),
-    );
-    return perState
-      .flat()
-      .map(runOf)
-      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-      .slice(0, limit);
+    return oldestActiveRuns(this.#t, limit);
   }
 
   holdAccount(account: string, runId: string, options: { replacing?: string } = {}): Promise<string> {
