@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { ValidationError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
-import { LIST_VALUE } from './table-layout.ts';
+import { LIST_VALUE } from '../../domain/run-table.ts';
 
 /** A run is one item; DynamoDB refuses items over 400 KB. */
 const MAX_ITEM_BYTES = 400 * 1024;

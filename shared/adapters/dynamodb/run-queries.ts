@@ -1,7 +1,7 @@
 import { RUN_STATES, type Run, type RunState, TERMINAL_STATES } from '../../domain/run.ts';
+import { LIST_VALUE, RUN_INDEX } from '../../domain/run-table.ts';
 import type { RunQuery } from '../../ports/run-store.ts';
 import { type Item, queryAll, type RunTable, runOf, S } from './items.ts';
-import { LIST_VALUE, RUN_INDEX } from './table-layout.ts';
 
 /*
  * The run list's reads: which index answers a query, and the reconciler's

@@ -46,7 +46,7 @@ export interface DynamoRunStoreOptions {
 }
 
 /**
- * RunStore over one DynamoDB table (its layout: table-layout.ts). Every
+ * RunStore over one DynamoDB table (its layout: shared/domain/run-table.ts). Every
  * run write is conditional: `updateRun` only replaces the item while
  * `version = :expected AND NOT state IN (<terminal>)`, and a lost condition
  * becomes RunConflictError (or NotFoundError when there is no item).

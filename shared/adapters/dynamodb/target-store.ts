@@ -17,7 +17,7 @@ function targetOf(item: Item): Target {
 }
 
 export interface DynamoTargetStoreOptions {
-  /** The runs table (table-layout.ts): targets are its `TARGET` partition. */
+  /** The runs table (shared/domain/run-table.ts): targets are its `TARGET` partition. */
   readonly tableName: string;
   /** Defaults to one client per process, configured from the environment (AWS_REGION, AWS_ENDPOINT_URL …). */
   readonly client?: DynamoDBClient;

@@ -8,9 +8,9 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { IdempotencyMismatchError, RunConflictError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
+import { TTL_ATTRIBUTE } from '../../domain/run-table.ts';
 import type { Clock } from '../../ports/clock.ts';
 import { cancellationReasons, errorName, idempotencyKeyOf, N, type RunTable, runItem, S } from './items.ts';
-import { TTL_ATTRIBUTE } from './table-layout.ts';
 
 /** TransactWriteItems takes at most 100 actions and 4 MB; leave room for request overhead. */
 const MAX_TRANSACTION_ITEMS = 100;

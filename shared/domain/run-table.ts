@@ -1,9 +1,11 @@
 /**
  * The runs table's layout: its keys, indexes and TTL attribute, and what each
- * kind of item keeps in it. Plain data with no imports at all — no SDK, no
- * domain — so the CDK app (infra/constructs/run-table.ts), the relay's IAM
- * policy, bootstrap and the tests build the same table the stores use,
- * without loading the AWS SDK or the adapters.
+ * kind of item keeps in it. The DynamoDB adapter (shared/adapters/dynamodb/)
+ * implements the stores on it; the CDK stack (infra/constructs/run-table.ts),
+ * the relay's IAM policy, bootstrap and the tests build the same table from
+ * it. It lives in the domain, not the adapter, because infra may depend on the
+ * domain only: it is plain data with no imports at all (no SDK), so the domain
+ * stays pure and the CDK app loads no adapter code.
  */
 
 /*

@@ -1,10 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import {
-  LIST_VALUE,
-  RUN_INDEX,
-  runTableDefinition,
-} from '../../../../shared/adapters/dynamodb/table-layout.ts';
+import { LIST_VALUE, RUN_INDEX, runTableDefinition } from '../../../shared/domain/run-table.ts';
 
 describe('runTableDefinition', () => {
   it('keys the table by pk/sk and sorts every index by the run id', () => {
@@ -37,10 +33,7 @@ describe('runTableDefinition', () => {
   });
 
   it('imports nothing, so the CDK app loads no SDK or adapter code with it', () => {
-    const source = readFileSync(
-      new URL('../../../../shared/adapters/dynamodb/table-layout.ts', import.meta.url),
-      'utf8',
-    );
+    const source = readFileSync(new URL('../../../shared/domain/run-table.ts', import.meta.url), 'utf8');
 
     expect(source).not.toMatch(/^import /m);
   });
