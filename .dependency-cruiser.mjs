@@ -22,15 +22,30 @@ export default {
       from: {},
       to: { circular: true },
     },
-    layer('lib-is-a-leaf', '^shared/lib/', '^shared/lib/', 'shared/lib holds pure helpers that import nothing of ours.'),
+    layer(
+      'lib-is-a-leaf',
+      '^shared/lib/',
+      '^shared/lib/',
+      'shared/lib holds pure helpers that import nothing of ours.',
+    ),
     layer(
       'domain-is-pure',
       '^shared/domain/',
       '^shared/(domain|lib)/',
       'The domain is rules and types: no ports, no app, no adapters, no HTTP.',
     ),
-    layer('config-on-domain', '^shared/config/', '^shared/(config|domain|lib)/', 'Settings are checked with domain types only.'),
-    layer('ports-on-domain', '^shared/ports/', '^shared/(ports|config|domain|lib)/', 'A port names domain types only.'),
+    layer(
+      'config-on-domain',
+      '^shared/config/',
+      '^shared/(config|domain|lib)/',
+      'Settings are checked with domain types only.',
+    ),
+    layer(
+      'ports-on-domain',
+      '^shared/ports/',
+      '^shared/(ports|config|domain|lib)/',
+      'A port names domain types only.',
+    ),
     layer(
       'app-on-ports',
       '^shared/app/',
@@ -64,7 +79,8 @@ export default {
     },
     {
       name: 'entry-points-apart',
-      comment: 'A Lambda handler, the relay and the tools do not import one another; bin/ (the modes) may run them.',
+      comment:
+        'A Lambda handler, the relay and the tools do not import one another; bin/ (the modes) may run them.',
       severity: 'error',
       from: { path: '^(functions|runners|tools)/' },
       to: { path: ENTRY, pathNot: '^$1/' },

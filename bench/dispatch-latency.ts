@@ -10,27 +10,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startLocalMode } from '../shared/local-mode/local-mode.ts';
-import type { Executor, RunningExecution } from '../shared/ports/executor.ts';
+import { LOCALHOST_TARGET } from './support/localhost-target.ts';
+import { noopExecutor } from './support/noop-executor.ts';
+import { quantile } from './support/stats.ts';
 
 const REPO = resolve(import.meta.dirname, '..');
 const started = new Map<string, number>();
 
-const noopExecutor: Executor = {
-  name: 'process',
-  async start(request): Promise<RunningExecution> {
-    started.set(request.runId, performance.now());
-    return { handle: `noop:${request.runId}`, done: Promise.resolve({ exitCode: 0 }), kill: async () => {} };
-  },
-  async adopt(handle) {
-    return { handle, done: Promise.resolve({ exitCode: 0 }), kill: async () => {} };
-  },
-  reapOrphans: async () => [],
-};
+const executor = noopExecutor(started);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'rw-bench-'));
 const local = await startLocalMode({
   cwd: REPO,
-  executor: noopExecutor,
+  executor,
   env: {
     PORT: '0',
     REMOTE_WORKER_DATA_DIR: dataDir,
@@ -48,23 +40,12 @@ const call = async (method: string, path: string, body?: unknown) => {
   });
   return (await res.json()) as { id: string; state: string };
 };
-await call('PUT', '/targets/localhost', {
-  kind: 'vm',
-  cloud: 'local',
-  name: 'localhost',
-  address: '127.0.0.1',
-  connection: 'local',
-});
+await call('PUT', '/targets/localhost', LOCALHOST_TARGET);
 const runBody = { kind: 'vm', targetId: 'localhost', asset: 'hello/site.yml' };
 
 async function waitStarted(ids: readonly string[]): Promise<void> {
   while (ids.some((id) => !started.has(id))) await new Promise((r) => setTimeout(r, 2));
 }
-
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
-};
 
 // 1. Latency: one run at a time, from the 202 arriving to the executor's start.
 const sequential = Number(process.env.BENCH_SEQUENTIAL ?? 50);

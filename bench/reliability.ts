@@ -20,14 +20,12 @@ import { apiFuzz } from '../test/reliability/api-fuzz.ts';
 import { awsRedelivery, CRASH_STEPS, taskOf } from '../test/reliability/aws-redelivery.ts';
 import { crashSoak, soakVerdict } from '../test/reliability/crash-soak.ts';
 import { startMoto } from '../test/support/moto.ts';
+import { LOCALHOST_TARGET } from './support/localhost-target.ts';
+import { quantile } from './support/stats.ts';
 
 const REPO = resolve(import.meta.dirname, '..');
 const size = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const seed = size('BENCH_SEED', Date.now() % 1_000_000);
-const quantile = (xs: readonly number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
-};
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 let failed = false;
 const verdict = (counts: Record<string, number>) => {
@@ -147,13 +145,7 @@ async function load() {
       const text = await res.text();
       return { status: res.status, json: text === '' ? undefined : JSON.parse(text) };
     };
-    await call('PUT', '/targets/localhost', {
-      kind: 'vm',
-      cloud: 'local',
-      name: 'localhost',
-      address: '127.0.0.1',
-      connection: 'local',
-    });
+    await call('PUT', '/targets/localhost', LOCALHOST_TARGET);
     const runIds: string[] = [
       (await call('POST', '/runs', { kind: 'vm', targetId: 'localhost', asset: 'hello/site.yml' })).json.id,
     ];

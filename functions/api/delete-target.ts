@@ -9,7 +9,7 @@ export const makeDeleteTarget = (deps: ApiDeps) =>
   httpHandler(deps, {
     params: TargetIdParams,
     handle: async ({ params }) => {
-      if (!(await deps.store.deleteTarget(params.id)))
+      if (!(await deps.targets.deleteTarget(params.id)))
         throw new NotFoundError(`No target with id ${params.id}`);
       return { statusCode: 204 };
     },

@@ -6,7 +6,7 @@ import type { ApiDeps } from './deps.ts';
 /** GET /inventory: Ansible dynamic JSON inventory built from the registry. */
 export const makeGetInventory = (deps: ApiDeps) =>
   httpHandler(deps, {
-    handle: async () => json(200, registryInventory(await deps.store.listTargets())),
+    handle: async () => json(200, registryInventory(await deps.targets.listTargets())),
   });
 
 export const handler = lambdaHttpHandler(makeGetInventory);

@@ -10,7 +10,7 @@ export const makeGetTarget = (deps: ApiDeps) =>
   httpHandler(deps, {
     params: TargetIdParams,
     handle: async ({ params }) => {
-      const target = await deps.store.getTarget(params.id);
+      const target = await deps.targets.getTarget(params.id);
       if (target === undefined) throw new NotFoundError(`No target with id ${params.id}`);
       const reason = untargetableReason(target);
       return json(200, reason === undefined ? target : { ...target, untargetable: reason });

@@ -7,7 +7,7 @@ import type { ApiDeps } from './deps.ts';
 export const makeListTargets = (deps: ApiDeps) =>
   httpHandler(deps, {
     handle: async () => {
-      const targets = await deps.store.listTargets();
+      const targets = await deps.targets.listTargets();
       return json(200, {
         targets: targets.map((t) => {
           const reason = untargetableReason(t);

@@ -10,7 +10,7 @@ export const makePutTarget = (deps: ApiDeps) =>
     params: TargetIdParams,
     body: TargetBodySchema,
     handle: async ({ params, body }) => {
-      const existing = await deps.store.getTarget(params.id);
+      const existing = await deps.targets.getTarget(params.id);
       const now = deps.clock.now();
       const target = {
         ...body,
@@ -18,7 +18,7 @@ export const makePutTarget = (deps: ApiDeps) =>
         createdAt: existing?.createdAt ?? now,
         updatedAt: now,
       } as Target;
-      await deps.store.putTarget(target);
+      await deps.targets.putTarget(target);
       return json(existing === undefined ? 201 : 200, target);
     },
   });

@@ -1,4 +1,5 @@
 import type { HttpHandler } from '../../shared/http/handler.ts';
+import type { RouteKey } from '../../shared/http/route-docs.ts';
 import { makeCancelRun } from './cancel-run.ts';
 import { makeDeleteTarget } from './delete-target.ts';
 import type { ApiDeps } from './deps.ts';
@@ -37,6 +38,6 @@ export const API_ROUTES = {
   'POST /assets': makeUploadAsset,
   'GET /assets': makeListAssets,
   'GET /openapi.json': makeGetOpenApi,
-} as const satisfies Record<string, (deps: ApiDeps) => HttpHandler>;
+} as const satisfies Record<RouteKey, (deps: ApiDeps) => HttpHandler>;
 
-export type RouteKey = keyof typeof API_ROUTES;
+export type { RouteKey } from '../../shared/http/route-docs.ts';

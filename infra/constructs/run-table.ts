@@ -9,7 +9,7 @@ import {
 } from 'aws-cdk-lib/aws-dynamodb';
 import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { runTableDefinition } from '../../shared/adapters/dynamodb/run-store.ts';
+import { runTableDefinition } from '../../shared/domain/run-table.ts';
 
 export interface RunTableProps {
   readonly protect: boolean;
@@ -27,8 +27,10 @@ const WRITE_ACTIONS = [
 ];
 
 /**
- * The runs table, built from the adapter's own `runTableDefinition()` so the
- * deployed keys, indexes and TTL attribute are the ones DynamoRunStore uses.
+ * The runs table, built from `runTableDefinition()` (shared/domain/run-table.ts:
+ * plain data with no imports, so the stack depends on the domain only and the
+ * CDK app loads no SDK or adapter code) so the deployed keys, indexes and TTL
+ * attribute are the ones DynamoRunStore and DynamoTargetStore use.
  * On-demand, point-in-time recovery, AWS-managed KMS encryption, TTL, and
  * deletion protection wherever `protect` is set (every environment but dev).
  */

@@ -28,6 +28,7 @@ import type { LogStore } from '../../shared/ports/log-store.ts';
 import type { RunSecretStore } from '../../shared/ports/run-secret-store.ts';
 import type { RunStore } from '../../shared/ports/run-store.ts';
 import type { SecretSource } from '../../shared/ports/secret-source.ts';
+import type { TargetStore } from '../../shared/ports/target-store.ts';
 import type { QueueMessage, WorkQueue } from '../../shared/ports/work-queue.ts';
 import { LogShipper } from './log-shipper.ts';
 
@@ -35,6 +36,7 @@ export interface RelayAgentOptions {
   /** Stable id of this relay host; runs it claims carry `relay:<id>` as owner. */
   readonly id: string;
   readonly store: RunStore;
+  readonly targets: TargetStore;
   readonly queue: WorkQueue;
   readonly logs: LogStore;
   readonly executor: Executor;

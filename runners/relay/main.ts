@@ -18,6 +18,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CloudClusterAuth } from '../../shared/adapters/cluster-auth/cluster-auth.ts';
 import { DynamoLogStore } from '../../shared/adapters/dynamodb/log-store.ts';
 import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
+import { DynamoTargetStore } from '../../shared/adapters/dynamodb/target-store.ts';
 import { LocalAssetStore } from '../../shared/adapters/local/asset-store.ts';
 import { DockerExecutor, dockerAvailable } from '../../shared/adapters/relay/docker-executor.ts';
 import { ProcessExecutor } from '../../shared/adapters/relay/process-executor.ts';
@@ -37,6 +38,7 @@ import type { LogStore } from '../../shared/ports/log-store.ts';
 import type { RunSecretStore } from '../../shared/ports/run-secret-store.ts';
 import type { RunStore } from '../../shared/ports/run-store.ts';
 import type { SecretSource } from '../../shared/ports/secret-source.ts';
+import type { TargetStore } from '../../shared/ports/target-store.ts';
 import type { WorkQueue } from '../../shared/ports/work-queue.ts';
 import { RelayAgent } from './agent.ts';
 import { loadRelayConfig, type RelayConfig } from './config.ts';
@@ -44,6 +46,7 @@ import { loadRelayConfig, type RelayConfig } from './config.ts';
 /** What the agent runs against; `awsAdapters` builds the production set, tests pass SQLite ones. */
 export interface RelayAdapters {
   readonly store: RunStore;
+  readonly targets: TargetStore;
   readonly queue: WorkQueue;
   readonly logs: LogStore;
   readonly secrets: SecretSource;
@@ -92,6 +95,7 @@ async function chooseRelayExecutor(config: RelayConfig, logger: Logger): Promise
 export async function awsAdapters(config: RelayConfig, logger: Logger): Promise<RelayAdapters> {
   return {
     store: new DynamoRunStore({ tableName: config.runsTable }),
+    targets: new DynamoTargetStore({ tableName: config.runsTable }),
     queue: new SqsWorkQueue({ queueUrl: config.queueUrl }),
     logs: new DynamoLogStore({ tableName: config.logsTable }),
     secrets: new SecretsManagerSecretSource({}),
@@ -130,6 +134,7 @@ export function buildRelay(
   return new RelayAgent({
     id: config.relayId,
     store: adapters.store,
+    targets: adapters.targets,
     queue: adapters.queue,
     logs: adapters.logs,
     executor: adapters.executor,

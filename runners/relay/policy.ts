@@ -1,4 +1,4 @@
-import { runTableDefinition } from '../../shared/adapters/dynamodb/run-store.ts';
+import { runTableDefinition } from '../../shared/domain/run-table.ts';
 
 /**
  * The least-privilege IAM policy the standalone relay agent needs, as a

@@ -1,8 +1,8 @@
 import { assetPathProblem } from '../domain/asset-path.ts';
 import { AssetOutsideRootError, PayloadTooLargeError, ValidationError } from '../domain/errors.ts';
-import type { UploadAssetBody } from '../http/schemas.ts';
 import type { PutAssetResult } from '../ports/asset-store.ts';
 import type { AppDeps } from './deps.ts';
+import type { UploadAssetRequest } from './requests.ts';
 
 /**
  * Largest asset `POST /assets` takes, decoded. The body carries it base64
@@ -25,7 +25,7 @@ export const MAX_UPLOAD_BODY_BYTES = Math.ceil(MAX_ASSET_BYTES / 3) * 4 + 8 * 10
  */
 export async function uploadAsset(
   deps: Pick<AppDeps, 'assets'>,
-  body: UploadAssetBody,
+  body: UploadAssetRequest,
 ): Promise<PutAssetResult> {
   const problem = assetPathProblem(body.path);
   if (problem?.code === 'outside_root') {

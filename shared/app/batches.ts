@@ -2,8 +2,8 @@ import { type BatchRollup, checkBatchSelection, planRetry, rollupBatch } from '.
 import { NotFoundError, NothingToRetryError, SelectionRefusedError } from '../domain/errors.ts';
 import { isTerminal, newRun, type Run, transition } from '../domain/run.ts';
 import type { Target } from '../domain/target.ts';
-import type { SubmitBatchBody } from '../http/schemas.ts';
 import { type AppDeps, encodeRunMessage, storageOf } from './deps.ts';
+import type { SubmitBatchRequest } from './requests.ts';
 import { planRun } from './runs.ts';
 import {
   dropPasswords,
@@ -49,12 +49,12 @@ export interface SubmittedBatch {
  */
 export async function submitBatch(
   deps: AppDeps,
-  body: SubmitBatchBody,
+  body: SubmitBatchRequest,
   principal: string,
   options: { readonly retryOf?: string } = {},
 ): Promise<SubmittedBatch> {
   const unique = [...new Set(body.targetIds)];
-  const rows = await Promise.all(unique.map((id) => deps.store.getTarget(id)));
+  const rows = await Promise.all(unique.map((id) => deps.targets.getTarget(id)));
   const registry = new Map<string, Target>(rows.flatMap((t) => (t === undefined ? [] : [[t.id, t]])));
   const selection = checkBatchSelection(body.kind, body.targetIds, registry);
   if (!selection.ok) {
@@ -181,7 +181,7 @@ export async function retryBatch(deps: AppDeps, batchId: string, principal: stri
       `Batch ${batchId} was submitted with a plaintext ${plaintext}, which was deleted when its runs ended: submit the batch again with it, or bind ${plaintext} to a named secret`,
     );
   }
-  const body: SubmitBatchBody = {
+  const body: SubmitBatchRequest = {
     kind: request.kind,
     targetIds: [...plan.targetIds],
     asset: request.asset,

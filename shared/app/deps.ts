@@ -7,6 +7,7 @@ import type { Launchers } from '../ports/launcher.ts';
 import type { LogReader } from '../ports/log-store.ts';
 import type { RunSecretStore } from '../ports/run-secret-store.ts';
 import type { RunStore } from '../ports/run-store.ts';
+import type { TargetStore } from '../ports/target-store.ts';
 import type { WorkQueue } from '../ports/work-queue.ts';
 import type { AssetStorage } from './asset-access.ts';
 
@@ -19,6 +20,7 @@ export interface RelayAvailability {
 /** What the use cases need; each mode's composition root fills it with its adapters. */
 export interface AppDeps {
   readonly store: RunStore;
+  readonly targets: TargetStore;
   readonly dispatchQueue: WorkQueue;
   readonly logs: LogReader;
   readonly assets: AssetStore;

@@ -33,7 +33,7 @@ export async function dispatchRun(deps: AppDeps, runId: string, owner: string): 
   }
 
   const selected =
-    existing.targetId === undefined ? undefined : await deps.store.getTarget(existing.targetId);
+    existing.targetId === undefined ? undefined : await deps.targets.getTarget(existing.targetId);
   const account = managedAccountOf(existing, selected);
   if (account !== undefined && !(await holdAccount(deps, existing, account))) return 'deferred';
 

@@ -17,11 +17,11 @@ import {
 import { resolveRunner } from '../domain/runner-resolution.ts';
 import { selectionProblem } from '../domain/selection.ts';
 import type { Target } from '../domain/target.ts';
-import type { SubmitRunBody } from '../http/schemas.ts';
 import { assetAccessProblem } from './asset-access.ts';
 import { releaseRun } from './credentials.ts';
 import { type AppDeps, encodeRunMessage, storageOf } from './deps.ts';
 import { requestFingerprint } from './fingerprint.ts';
+import type { SubmitRunRequest } from './requests.ts';
 import { mutateRun } from './run-updates.ts';
 import {
   dropPasswords,
@@ -71,8 +71,8 @@ export function planRun(
   return { ok: true, runner: resolved.runner, image: resolved.image };
 }
 
-async function loadSelectedTarget(deps: AppDeps, body: Pick<SubmitRunBody, 'kind' | 'targetId'>) {
-  const target = body.targetId === undefined ? undefined : await deps.store.getTarget(body.targetId);
+async function loadSelectedTarget(deps: AppDeps, body: Pick<SubmitRunRequest, 'kind' | 'targetId'>) {
+  const target = body.targetId === undefined ? undefined : await deps.targets.getTarget(body.targetId);
   const problem = selectionProblem(body.kind, target, body.targetId);
   if (problem !== undefined) {
     if (body.targetId !== undefined && target === undefined) {
@@ -101,7 +101,7 @@ export interface SubmitResult {
  */
 export async function submitRun(
   deps: AppDeps,
-  body: SubmitRunBody,
+  body: SubmitRunRequest,
   principal: string,
   options: { idempotencyKey?: string; batchId?: string } = {},
 ): Promise<SubmitResult> {

@@ -6,6 +6,7 @@ import type { AssetStore } from '../ports/asset-store.ts';
 import { type Clock, systemClock } from '../ports/clock.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
+import type { TargetStore } from '../ports/target-store.ts';
 import { type AssetStorage, taskAsset } from './asset-access.ts';
 import { type ConnectionDeps, connectionMaterial } from './connection-material.ts';
 import { storageOf } from './deps.ts';
@@ -40,6 +41,7 @@ export interface PreparedTask {
 export async function prepareTask(
   deps: ConnectionDeps & {
     readonly store: RunStore;
+    readonly targets: TargetStore;
     readonly assets: AssetStore;
     /** How the run's runner reaches the asset (read URLs, staging); default `assets` as what it is. */
     readonly storage?: AssetStorage;
@@ -52,7 +54,7 @@ export async function prepareTask(
   /** `resolveSecrets: false` for backends that fetch secrets themselves (ECS task-definition `secrets`). */
   options: { readonly resolveSecrets?: boolean } = {},
 ): Promise<PreparedTask> {
-  const target = run.targetId === undefined ? undefined : await deps.store.getTarget(run.targetId);
+  const target = run.targetId === undefined ? undefined : await deps.targets.getTarget(run.targetId);
   if (run.targetId !== undefined && target === undefined) {
     throw new LaunchRejectedError(`Target ${run.targetId} no longer exists`);
   }

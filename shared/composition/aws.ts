@@ -11,6 +11,7 @@ import type { ApiDeps } from '../../functions/api/deps.ts';
 import { CloudWatchLogReader } from '../adapters/cloudwatch-logs/log-reader.ts';
 import { DynamoLogStore } from '../adapters/dynamodb/log-store.ts';
 import { DynamoRunStore } from '../adapters/dynamodb/run-store.ts';
+import { DynamoTargetStore } from '../adapters/dynamodb/target-store.ts';
 import { RelayLauncher } from '../adapters/relay/relay-launcher.ts';
 import { SecretsManagerRunSecrets, submittedRunSecrets } from '../adapters/secrets-manager/run-secrets.ts';
 import { SecretsManagerSecretSource } from '../adapters/secrets-manager/secret-source.ts';
@@ -187,6 +188,7 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
     secretsManager: new SecretsManagerClient({}),
   };
   const store = new DynamoRunStore({ client: clients.dynamodb, tableName: env.RUNS_TABLE, clock });
+  const targets = new DynamoTargetStore({ client: clients.dynamodb, tableName: env.RUNS_TABLE });
 
   const logStreams: Partial<Record<Runner, (run: Run) => string | undefined>> = {};
   const logs = new CloudWatchLogReader({
@@ -240,6 +242,7 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
       prepareTask(
         {
           store,
+          targets,
           assets,
           storage,
           startDeadlineSeconds: settings.start_deadline_seconds,
@@ -270,6 +273,7 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
 
   return {
     store,
+    targets,
     dispatchQueue: new SqsWorkQueue({ client: clients.sqs, queueUrl: env.DISPATCH_QUEUE_URL }),
     logs,
     assets,

@@ -17,6 +17,7 @@ import { RelayLauncher } from '../adapters/relay/relay-launcher.ts';
 import { openDatabase } from '../adapters/sqlite/database.ts';
 import { SqliteLogStore } from '../adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../adapters/sqlite/run-store.ts';
+import { SqliteTargetStore } from '../adapters/sqlite/target-store.ts';
 import { SqliteWorkQueue } from '../adapters/sqlite/work-queue.ts';
 import type { AppDeps } from '../app/deps.ts';
 import { BackendPoller, POLLED_BACKENDS, pollerOptionsFrom } from '../app/poll-backends.ts';
@@ -109,6 +110,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
 
   const db = openDatabase(join(dataDir, 'remote-worker.db'));
   const store = new SqliteRunStore({ db, clock });
+  const targets = new SqliteTargetStore({ db });
   const logs = new SqliteLogStore({ db, clock });
   const dispatchDlq = new SqliteWorkQueue({ db, name: 'dispatch-dlq', visibilityTimeoutSeconds: 30, clock });
   const dispatchQueue = new SqliteWorkQueue({
@@ -159,6 +161,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
   const material = { settings, clusterAuth, ...(credentials === undefined ? {} : { credentials }) };
   const prepareDeps = {
     store,
+    targets,
     assets,
     storage,
     startDeadlineSeconds: settings.start_deadline_seconds,
@@ -188,6 +191,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
 
   const deps: AppDeps = {
     store,
+    targets,
     dispatchQueue,
     logs,
     assets,
@@ -244,6 +248,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     relay = new RelayAgent({
       id: 'local',
       store,
+      targets,
       queue: relayQueue,
       logs,
       executor: choice.executor,

@@ -1,5 +1,5 @@
+import { encodeIdCursor } from '../domain/cursor.ts';
 import type { Run, RunState } from '../domain/run.ts';
-import type { Target } from '../domain/target.ts';
 
 export interface RunQuery {
   readonly batchId?: string;
@@ -15,6 +15,17 @@ export interface RunPage {
   readonly nextCursor?: string;
 }
 
+/**
+ * A page from `limit + 1` rows read (newest first): one extra row tells
+ * whether another page exists without a second query; the cursor is the last
+ * run id of the page, which `id < after` resumes from.
+ */
+export function pageOf<T>(rows: readonly T[], limit: number, runOf: (row: T) => Run): RunPage {
+  const runs = rows.slice(0, limit).map(runOf);
+  const last = runs.at(-1);
+  return rows.length > limit && last !== undefined ? { runs, nextCursor: encodeIdCursor(last.id) } : { runs };
+}
+
 export interface CreateRunOptions {
   /** Client `Idempotency-Key`; with `fingerprint` (hash of the request) it makes a retried submit return the first run. */
   readonly idempotencyKey?: string;
@@ -22,9 +33,9 @@ export interface CreateRunOptions {
 }
 
 /**
- * Durable record of runs and targets. Every run write is conditional on the
- * version the caller read, so concurrent writers cannot lose each other's
- * changes and a terminal run is never overwritten.
+ * Durable record of runs (the target registry is TargetStore). Every run
+ * write is conditional on the version the caller read, so concurrent writers
+ * cannot lose each other's changes and a terminal run is never overwritten.
  *
  * @example
  * const { run } = await store.createRun(newRun(input, clock.now()));
@@ -60,11 +71,4 @@ export interface RunStore {
   holdAccount(account: string, runId: string, options?: { readonly replacing?: string }): Promise<string>;
   /** Let the account go if `runId` holds it; idempotent. */
   releaseAccount(account: string, runId: string): Promise<void>;
-
-  putTarget(target: Target): Promise<Target>;
-  getTarget(id: string): Promise<Target | undefined>;
-  /** Sorted by id. */
-  listTargets(): Promise<readonly Target[]>;
-  /** True when something was deleted. */
-  deleteTarget(id: string): Promise<boolean>;
 }

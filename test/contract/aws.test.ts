@@ -7,13 +7,15 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
+import { DynamoTargetStore } from '../../shared/adapters/dynamodb/target-store.ts';
 import { SqsWorkQueue } from '../../shared/adapters/sqs/work-queue.ts';
 import { createRunTable, oneRequestAtATime, useMoto } from '../support/moto.ts';
 import { runStoreContract } from './run-store.contract.ts';
+import { targetStoreContract } from './target-store.contract.ts';
 import { workQueueContract } from './work-queue.contract.ts';
 
 /*
- * The RunStore and WorkQueue contracts against moto 5.2.1 (one server for this file).
+ * The RunStore, TargetStore and WorkQueue contracts against moto 5.2.1 (one server for this file).
  *
  * Where moto differs from AWS, and why these tests do not depend on it:
  * - DynamoDB GSIs are updated synchronously in moto; on AWS they trail the
@@ -48,6 +50,19 @@ runStoreContract('dynamodb (moto)', async () => {
   await createRunTable(client, tableName);
   return {
     store: new DynamoRunStore({ client, tableName }),
+    cleanup: async () => {
+      await client.send(new DeleteTableCommand({ TableName: tableName }));
+      client.destroy();
+    },
+  };
+});
+
+targetStoreContract('dynamodb (moto)', async () => {
+  const client = oneRequestAtATime(new DynamoDBClient(moto().clientConfig()));
+  const tableName = `runs-${randomUUID()}`;
+  await createRunTable(client, tableName);
+  return {
+    targets: new DynamoTargetStore({ client, tableName }),
     cleanup: async () => {
       await client.send(new DeleteTableCommand({ TableName: tableName }));
       client.destroy();

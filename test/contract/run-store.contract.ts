@@ -7,7 +7,6 @@ import {
   ValidationError,
 } from '../../shared/domain/errors.ts';
 import { type NewRun, newRun, type Run, transition } from '../../shared/domain/run.ts';
-import type { Target } from '../../shared/domain/target.ts';
 import type { RunStore } from '../../shared/ports/run-store.ts';
 
 export interface RunStoreFixture {
@@ -44,19 +43,6 @@ function aRun(overrides: Partial<NewRun> = {}): Run {
     },
     at(),
   );
-}
-
-function aTarget(id: string, name = id): Target {
-  return {
-    id,
-    kind: 'vm',
-    cloud: 'local',
-    name,
-    address: '10.0.0.1',
-    connection: 'ssh',
-    createdAt: at(),
-    updatedAt: at(),
-  };
 }
 
 /** Walk every page; fails on a repeated cursor instead of looping forever. */
@@ -344,46 +330,6 @@ export function runStoreContract(name: string, makeStore: () => Promise<RunStore
 
         expect(await store.listActiveRuns(10)).toEqual([queued, claimed, later]);
         expect(await store.listActiveRuns(2)).toEqual([queued, claimed]);
-      });
-    });
-
-    describe('targets', () => {
-      it('puts, reads, lists sorted by id and deletes', async () => {
-        await store.putTarget(aTarget('web-2'));
-        await store.putTarget(aTarget('db-1'));
-        await store.putTarget(aTarget('web-10'));
-
-        expect(await store.getTarget('db-1')).toEqual(aTarget('db-1'));
-        expect((await store.listTargets()).map((t) => t.id)).toEqual(['db-1', 'web-10', 'web-2']);
-        expect(await store.deleteTarget('db-1')).toBe(true);
-        expect(await store.deleteTarget('db-1')).toBe(false);
-        expect(await store.getTarget('db-1')).toBeUndefined();
-        expect((await store.listTargets()).map((t) => t.id)).toEqual(['web-10', 'web-2']);
-      });
-
-      it('replaces a target on a second put', async () => {
-        await store.putTarget(aTarget('vm-1', 'old name'));
-        const replacement: Target = { ...aTarget('vm-1', 'new name'), updatedAt: at(60) };
-
-        const stored = await store.putTarget(replacement);
-
-        expect(stored).toEqual(replacement);
-        expect(await store.getTarget('vm-1')).toEqual(replacement);
-        expect(await store.listTargets()).toHaveLength(1);
-      });
-
-      it('keeps the first createdAt when a target is put again', async () => {
-        await store.putTarget(aTarget('vm-2'));
-
-        const stored = await store.putTarget({ ...aTarget('vm-2'), createdAt: at(99), updatedAt: at(99) });
-
-        expect(stored.createdAt).toBe(at());
-        expect((await store.getTarget('vm-2'))?.createdAt).toBe(at());
-      });
-
-      it('answers undefined and false for an unknown target', async () => {
-        expect(await store.getTarget('missing')).toBeUndefined();
-        expect(await store.deleteTarget('missing')).toBe(false);
       });
     });
 

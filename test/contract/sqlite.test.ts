@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
 import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
+import { SqliteTargetStore } from '../../shared/adapters/sqlite/target-store.ts';
 import { SqliteWorkQueue } from '../../shared/adapters/sqlite/work-queue.ts';
 import { ValidationError } from '../../shared/domain/errors.ts';
 import { newRun, type Run, transition } from '../../shared/domain/run.ts';
@@ -15,6 +16,7 @@ import type { Clock } from '../../shared/ports/clock.ts';
 import { LOG_PAGE_MAX_LINES } from '../../shared/ports/log-store.ts';
 import { logStoreContract } from './log-store.contract.ts';
 import { runStoreContract } from './run-store.contract.ts';
+import { targetStoreContract } from './target-store.contract.ts';
 import { workQueueContract } from './work-queue.contract.ts';
 
 const tempRoot = mkdtempSync(join(tmpdir(), 'rw-sqlite-'));
@@ -39,6 +41,10 @@ for (const [kind, open] of [
   runStoreContract(`sqlite (${kind})`, async () => {
     const db = open();
     return { store: new SqliteRunStore({ db }), cleanup: async () => void db.close() };
+  });
+  targetStoreContract(`sqlite (${kind})`, async () => {
+    const db = open();
+    return { targets: new SqliteTargetStore({ db }), cleanup: async () => void db.close() };
   });
   logStoreContract(`sqlite (${kind})`, async () => {
     const db = open();

@@ -7,9 +7,9 @@ import { API_ROUTES } from '../../functions/api/routes.ts';
 import { PROJECT_ROOT } from '../../infra/app.ts';
 import { loadEnvironmentConfig } from '../../infra/config.ts';
 import { ControlPlaneStack } from '../../infra/stacks/control-plane-stack.ts';
-import { runTableDefinition } from '../../shared/adapters/dynamodb/run-store.ts';
 import { AwsEnvironmentSchema, buildAwsDeps, readAwsEnvironment } from '../../shared/composition/aws.ts';
 import { SETTING_KEYS } from '../../shared/config/settings.ts';
+import { runTableDefinition } from '../../shared/domain/run-table.ts';
 import { cdkContext, type Synthesized, synth } from './synth.ts';
 
 type Json = any;

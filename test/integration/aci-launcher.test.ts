@@ -10,6 +10,7 @@ import type { AzureBlobAssetStore } from '../../shared/adapters/azure-blob/asset
 import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
 import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
+import { SqliteTargetStore } from '../../shared/adapters/sqlite/target-store.ts';
 import { syncBackends } from '../../shared/app/sync-backends.ts';
 import { prepareTask } from '../../shared/app/task-prep.ts';
 import { LauncherUnavailableError, LaunchRejectedError, NotFoundError } from '../../shared/domain/errors.ts';
@@ -120,6 +121,7 @@ describe('AciLauncher against a fake ARM', () => {
   let aci: ContainerInstanceManagementClient;
   let db: SqliteDatabase;
   let store: SqliteRunStore;
+  let targets: SqliteTargetStore;
   let archive: SqliteLogStore;
 
   const launcher = (overrides: Partial<AciLauncherOptions> = {}) =>
@@ -133,6 +135,7 @@ describe('AciLauncher against a fake ARM', () => {
         prepareTask(
           {
             store,
+            targets,
             assets,
             secrets: {
               get: async (name) => {
@@ -193,8 +196,9 @@ describe('AciLauncher against a fake ARM', () => {
     aci = clientFor(fake);
     db = openDatabase(':memory:');
     store = new SqliteRunStore({ db });
+    targets = new SqliteTargetStore({ db });
     archive = new SqliteLogStore({ db });
-    await store.putTarget(vmTarget('vm-1', { cloud: 'azure', address: '10.4.0.7' }));
+    await targets.putTarget(vmTarget('vm-1', { cloud: 'azure', address: '10.4.0.7' }));
   }, 30_000);
 
   afterAll(async () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalAssetStore } from '../../shared/adapters/local/asset-store.ts';
 import { openDatabase } from '../../shared/adapters/sqlite/database.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
+import { SqliteTargetStore } from '../../shared/adapters/sqlite/target-store.ts';
 import type { AssetStorage } from '../../shared/app/asset-access.ts';
 import { submitRun } from '../../shared/app/runs.ts';
 import { prepareTask } from '../../shared/app/task-prep.ts';
@@ -50,6 +51,7 @@ let stores: ObjectStores;
 let staging: ObjectStores;
 const db = openDatabase(':memory:');
 const store = new SqliteRunStore({ db });
+const targets = new SqliteTargetStore({ db });
 const local = new LocalAssetStore({ root: PLAYBOOKS_ROOT });
 
 beforeAll(async () => {
@@ -67,7 +69,7 @@ beforeAll(async () => {
     azure_blob: azureAssetStore(azure, 'rw-staging', {}, 'remote-worker-staged/'),
     gcs: gcsAssetStore(gcs, signer, 'rw-staging', {}, 'remote-worker-staged/'),
   };
-  await store.putTarget(vmTarget('vm-1'));
+  await targets.putTarget(vmTarget('vm-1'));
 }, 60_000);
 
 afterAll(async () => {
@@ -97,7 +99,13 @@ function runOn(runner: Runner, greeting: string): Run {
 
 const prepare = (run: Run, assets: AssetStore, storage?: AssetStorage) =>
   prepareTask(
-    { store, assets, ...(storage === undefined ? {} : { storage }), secrets: { get: async () => '' } },
+    {
+      store,
+      targets,
+      assets,
+      ...(storage === undefined ? {} : { storage }),
+      secrets: { get: async () => '' },
+    },
     run,
   );
 
@@ -144,7 +152,7 @@ describe('on the local filesystem backend', () => {
         },
       });
       try {
-        await app.store.putTarget(vmTarget('vm-1', { cloud }));
+        await app.targets.putTarget(vmTarget('vm-1', { cloud }));
 
         const { run } = await submitRun(
           app.deps,
@@ -196,7 +204,7 @@ describe('with no active storage backend', () => {
     const storage = buildAwsStorage({ settings, client: new S3Client({}), bucket: 'rw-assets' });
     const app = makeTestApp();
     try {
-      await app.store.putTarget(vmTarget('vm-1'));
+      await app.targets.putTarget(vmTarget('vm-1'));
       const deps = { ...app.deps, assets: storage.assets, storage };
 
       const { run } = await submitRun(

@@ -16,6 +16,7 @@ import { CloudRunLauncher } from '../../shared/adapters/cloud-run/launcher.ts';
 import type { GcsAssetStore } from '../../shared/adapters/gcs/asset-store.ts';
 import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
+import { SqliteTargetStore } from '../../shared/adapters/sqlite/target-store.ts';
 import { type PreparedTask, prepareTask } from '../../shared/app/task-prep.ts';
 import { loadSettings } from '../../shared/config/settings.ts';
 import { LauncherUnavailableError, LaunchRejectedError } from '../../shared/domain/errors.ts';
@@ -82,6 +83,7 @@ describe('CloudRunLauncher against a loopback Cloud Run', () => {
   let tasks: TasksClient;
   let db: SqliteDatabase;
   let store: SqliteRunStore;
+  let targets: SqliteTargetStore;
 
   const settings = () =>
     cloudRunOptionsFromSettings(
@@ -102,6 +104,7 @@ describe('CloudRunLauncher against a loopback Cloud Run', () => {
         // A GCP VM over SSH: its key is the stored secret named by gcp_ssh_key_secret_name.
         settings: loadSettings({ env: { GCP_SSH_KEY_SECRET_NAME: 'vm-ssh-key' } }),
         store,
+        targets,
         assets,
         secrets: { get: (name) => Promise.reject(new Error(`the Cloud Run launcher must not read ${name}`)) },
       },
@@ -181,7 +184,8 @@ describe('CloudRunLauncher against a loopback Cloud Run', () => {
     tasks = new TasksClient(client);
     db = openDatabase(':memory:');
     store = new SqliteRunStore({ db });
-    await store.putTarget(vmTarget('vm-1', { cloud: 'gcp', address: '10.1.2.3' }));
+    targets = new SqliteTargetStore({ db });
+    await targets.putTarget(vmTarget('vm-1', { cloud: 'gcp', address: '10.1.2.3' }));
   });
 
   afterAll(async () => {

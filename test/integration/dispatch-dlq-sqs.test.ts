@@ -15,6 +15,7 @@ import { LocalAssetStore } from '../../shared/adapters/local/asset-store.ts';
 import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
 import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
+import { SqliteTargetStore } from '../../shared/adapters/sqlite/target-store.ts';
 import { SqliteWorkQueue } from '../../shared/adapters/sqlite/work-queue.ts';
 import { type AppDeps, encodeRunMessage } from '../../shared/app/deps.ts';
 import { loadSettings } from '../../shared/config/settings.ts';
@@ -128,10 +129,12 @@ describe('dispatch dead-letter queue on SQS (moto)', () => {
 
   it('moves a message whose dispatch keeps failing to the DLQ, and the DLQ handler fails its run with the reason', async () => {
     const store = new SqliteRunStore({ db });
-    await store.putTarget(vmTarget('vm-1'));
+    const targets = new SqliteTargetStore({ db });
+    await targets.putTarget(vmTarget('vm-1'));
     const launcher = new RecordingLauncher('local');
     const deps: AppDeps = {
       store,
+      targets,
       // Only the reconciler sends on it; the test sends to SQS itself.
       dispatchQueue: new SqliteWorkQueue({ db, name: 'unused', visibilityTimeoutSeconds: 30 }),
       logs: new SqliteLogStore({ db }),

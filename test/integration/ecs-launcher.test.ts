@@ -23,6 +23,7 @@ import { SecretsManagerSecretSource } from '../../shared/adapters/secrets-manage
 import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
 import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
+import { SqliteTargetStore } from '../../shared/adapters/sqlite/target-store.ts';
 import { cancelRun } from '../../shared/app/runs.ts';
 import { syncBackends } from '../../shared/app/sync-backends.ts';
 import { prepareTask } from '../../shared/app/task-prep.ts';
@@ -74,6 +75,7 @@ describe('EcsLauncher on moto', () => {
   let secretsManager: SecretsManagerClient;
   let db: SqliteDatabase;
   let store: SqliteRunStore;
+  let targets: SqliteTargetStore;
   let network: { subnet: string; securityGroup: string };
   /** Every ECS request the launchers sent: command name, input and the raw HTTP body. */
   const sent: { command: string; input: unknown; body: string }[] = [];
@@ -97,6 +99,7 @@ describe('EcsLauncher on moto', () => {
         prepareTask(
           {
             store,
+            targets,
             assets,
             // The real adapter: prepareTask does read the value; the launcher must never send it.
             secrets: new SecretsManagerSecretSource({ client: secretsManager, ttlSeconds: 0 }),
@@ -184,11 +187,12 @@ describe('EcsLauncher on moto', () => {
     await secretsManager.send(new CreateSecretCommand({ Name: 'db-admin', SecretString: SECRET_VALUE }));
     db = openDatabase(':memory:');
     store = new SqliteRunStore({ db });
+    targets = new SqliteTargetStore({ db });
     // The launcher does not resolve runners: a VM with no connection material of its own keeps the
     // shared task definition. Material (SSH keys, minted logins) has its own test below.
-    await store.putTarget(vmTarget('vm-1', { cloud: 'local', address: '10.1.2.3' }));
-    await store.putTarget(vmTarget('vm-aws', { cloud: 'aws', address: '10.1.2.4' }));
-    await store.putTarget({
+    await targets.putTarget(vmTarget('vm-1', { cloud: 'local', address: '10.1.2.3' }));
+    await targets.putTarget(vmTarget('vm-aws', { cloud: 'aws', address: '10.1.2.4' }));
+    await targets.putTarget({
       id: 'db-aws',
       kind: 'database',
       cloud: 'aws',
@@ -380,6 +384,7 @@ describe('EcsLauncher on moto', () => {
       prepareTask(
         {
           store,
+          targets,
           assets,
           secrets: new SecretsManagerSecretSource({ client: secretsManager, ttlSeconds: 0 }),
           settings: loadSettings({ env: { ANSIBLE_SSH_KEY_SM_NAME: 'ssh-key' } }),
@@ -446,6 +451,7 @@ describe('EcsLauncher on moto', () => {
       const prepared = await prepareTask(
         {
           store,
+          targets,
           assets,
           secrets: { get: async () => '' },
         },

@@ -8,6 +8,7 @@ import type { Context, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeDispatchRuns, type SqsBatchHandler } from '../../functions/dispatcher/dispatch-runs.ts';
 import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
+import { DynamoTargetStore } from '../../shared/adapters/dynamodb/target-store.ts';
 import { parseEcsHandle } from '../../shared/adapters/ecs/handle.ts';
 import { decodeRunMessage } from '../../shared/app/deps.ts';
 import { submitRun } from '../../shared/app/runs.ts';
@@ -209,6 +210,7 @@ afterAll(() => {
 describe('exactly once on ECS (moto)', () => {
   it('200 runs, every message delivered twice, a crash after RunTask on most first deliveries: one task per run, all launched', async () => {
     const store = new DynamoRunStore({ client: dynamodb, tableName: names.table });
+    const targets = new DynamoTargetStore({ client: dynamodb, tableName: names.table });
     /** Runs whose first launch "crashes" the dispatcher after RunTask returned (three in four). */
     const crashOnFirstLaunch = new Set<string>();
     const crashed = new Set<string>();
@@ -247,7 +249,7 @@ describe('exactly once on ECS (moto)', () => {
 
     // Submit through the application service, as POST /runs does.
     const api = buildAwsDeps(env);
-    await store.putTarget(vmTarget(names.target, { cloud: 'aws', address: '10.1.2.3' }));
+    await targets.putTarget(vmTarget(names.target, { cloud: 'aws', address: '10.1.2.3' }));
     const submitted = await inParallel(
       Array.from({ length: RUNS }, (_, i) => i),
       8,

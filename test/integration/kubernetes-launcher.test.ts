@@ -22,6 +22,7 @@ import { parsePodLog, utcTimestamp } from '../../shared/adapters/kubernetes/pod-
 import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
 import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
+import { SqliteTargetStore } from '../../shared/adapters/sqlite/target-store.ts';
 import { type PreparedTask, prepareTask } from '../../shared/app/task-prep.ts';
 import { loadSettings } from '../../shared/config/settings.ts';
 import {
@@ -81,6 +82,7 @@ describe('KubernetesLauncher against a fake Kubernetes API', () => {
   let kubeconfigPath: string;
   let db: SqliteDatabase;
   let store: SqliteRunStore;
+  let targets: SqliteTargetStore;
   let archive: SqliteLogStore;
 
   const settings = (env: Record<string, string> = {}) =>
@@ -115,6 +117,7 @@ describe('KubernetesLauncher against a fake Kubernetes API', () => {
     const prepared = await prepareTask(
       {
         store,
+        targets,
         assets,
         secrets: { get: async () => SECRET_VALUE },
       },
@@ -196,9 +199,10 @@ describe('KubernetesLauncher against a fake Kubernetes API', () => {
     writeFileSync(kubeconfigPath, api.kubeconfig(), { mode: 0o600 });
     db = openDatabase(':memory:');
     store = new SqliteRunStore({ db });
+    targets = new SqliteTargetStore({ db });
     archive = new SqliteLogStore({ db });
     // An Azure VM over SSH brings its own key: no connection material beyond the run's own secrets.
-    await store.putTarget(vmTarget('vm-1', { cloud: 'azure', address: '10.1.2.3' }));
+    await targets.putTarget(vmTarget('vm-1', { cloud: 'azure', address: '10.1.2.3' }));
   });
 
   afterAll(async () => {

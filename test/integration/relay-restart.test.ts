@@ -7,6 +7,7 @@ import { CreateQueueCommand, SendMessageCommand, SQSClient } from '@aws-sdk/clie
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DynamoLogStore } from '../../shared/adapters/dynamodb/log-store.ts';
 import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
+import { DynamoTargetStore } from '../../shared/adapters/dynamodb/target-store.ts';
 import { encodeRunMessage } from '../../shared/app/deps.ts';
 import { cancelRun } from '../../shared/app/runs.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
@@ -65,6 +66,7 @@ describe('relay agent (standalone process): restart, cancel', () => {
   let ddb: DynamoDBClient;
   let sqs: SQSClient;
   let store: DynamoRunStore;
+  let targets: DynamoTargetStore;
   let logStore: DynamoLogStore;
   let queueUrl: string;
   let workDir: string;
@@ -145,12 +147,13 @@ describe('relay agent (standalone process): restart, cancel', () => {
     ddb = new DynamoDBClient(moto().clientConfig());
     sqs = new SQSClient(moto().clientConfig());
     store = new DynamoRunStore({ tableName: TABLE, client: ddb });
+    targets = new DynamoTargetStore({ tableName: TABLE, client: ddb });
     logStore = new DynamoLogStore({ tableName: TABLE, client: ddb });
     await createRunTable(ddb, TABLE);
     ({ QueueUrl: queueUrl = '' } = await sqs.send(
       new CreateQueueCommand({ QueueName: 'relay', Attributes: { VisibilityTimeout: '60' } }),
     ));
-    await store.putTarget(
+    await targets.putTarget(
       vmTarget('this-host', { cloud: 'local', address: '127.0.0.1', connection: 'local' }),
     );
     workDir = mkdtempSync(join(tmpdir(), 'rw-relay-restart-'));

@@ -16,6 +16,7 @@ import {
 import type { Context, SQSEvent } from 'aws-lambda';
 import { makeDispatchRuns, type SqsBatchHandler } from '../../functions/dispatcher/dispatch-runs.ts';
 import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
+import { DynamoTargetStore } from '../../shared/adapters/dynamodb/target-store.ts';
 import { parseEcsHandle } from '../../shared/adapters/ecs/handle.ts';
 import { decodeRunMessage } from '../../shared/app/deps.ts';
 import { submitRun } from '../../shared/app/runs.ts';
@@ -193,10 +194,11 @@ export async function awsRedelivery(moto: MotoServer, options: RedeliveryOptions
 
     // One store for every container: moto's DynamoDB is not thread-safe (test/support/moto.ts).
     const sharedStore = new DynamoRunStore({ client: dynamodb, tableName: names.table });
+    const sharedTargets = new DynamoTargetStore({ client: dynamodb, tableName: names.table });
 
     // Submit through the application service, as POST /runs does: one message each on the queue.
     const api = buildAwsDeps(env);
-    await sharedStore.putTarget({
+    await sharedTargets.putTarget({
       id: names.target,
       kind: 'vm',
       cloud: 'aws',
@@ -209,7 +211,7 @@ export async function awsRedelivery(moto: MotoServer, options: RedeliveryOptions
     const ids: string[] = [];
     for (let i = 0; i < options.runs; i++) {
       const { run } = await submitRun(
-        { ...api, store: sharedStore },
+        { ...api, store: sharedStore, targets: sharedTargets },
         { kind: 'vm', targetId: names.target, asset: 'hello/site.yml', extraVars: {}, secrets: [] },
         CALLER,
       );
@@ -259,10 +261,6 @@ export async function awsRedelivery(moto: MotoServer, options: RedeliveryOptions
         createRuns: (runs) => sharedStore.createRuns(runs),
         listRuns: (q) => sharedStore.listRuns(q),
         listActiveRuns: (limit) => sharedStore.listActiveRuns(limit),
-        putTarget: (t) => sharedStore.putTarget(t),
-        getTarget: (id) => sharedStore.getTarget(id),
-        listTargets: () => sharedStore.listTargets(),
-        deleteTarget: (id) => sharedStore.deleteTarget(id),
         holdAccount: (account, runId, o) => sharedStore.holdAccount(account, runId, o),
         releaseAccount: (account, runId) => sharedStore.releaseAccount(account, runId),
         getRun: async (id) => {
@@ -292,7 +290,12 @@ export async function awsRedelivery(moto: MotoServer, options: RedeliveryOptions
         },
       };
       Object.assign(container, {
-        handler: makeDispatchRuns({ ...built, store, launchers: { ...built.launchers, ecs: launcher } }),
+        handler: makeDispatchRuns({
+          ...built,
+          store,
+          targets: sharedTargets,
+          launchers: { ...built.launchers, ecs: launcher },
+        }),
       });
       return container;
     };

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateTableCommand, type DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
-import { runTableDefinition } from '../../shared/adapters/dynamodb/run-store.ts';
+import { runTableDefinition } from '../../shared/domain/run-table.ts';
 import { freePort } from './free-port.ts';
 
 /**

@@ -6,7 +6,9 @@ import {
   type QueryCommandOutput,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { decodeSeqCursor, encodeSeqCursor } from '../../domain/cursor.ts';
 import { ValidationError } from '../../domain/errors.ts';
+import { limitError } from '../../domain/page-limit.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import {
   type LogLine,
@@ -109,12 +111,8 @@ export class DynamoLogStore implements LogStore {
 
   async read(runId: string, options: { cursor?: string; limit?: number } = {}): Promise<LogPage> {
     const wanted = logPageSize(options.limit);
-    if (wanted === undefined) {
-      throw new ValidationError('limit must be a positive integer', [
-        { path: 'limit', message: 'must be a positive integer' },
-      ]);
-    }
-    const after = options.cursor === undefined ? 0 : decodeCursor(options.cursor);
+    if (wanted === undefined) throw limitError();
+    const after = options.cursor === undefined ? 0 : decodeSeqCursor(options.cursor);
     const lines: LogLine[] = [];
     let startKey: Record<string, AttributeValue> | undefined;
     do {
@@ -138,7 +136,7 @@ export class DynamoLogStore implements LogStore {
       }
       startKey = lines.length >= wanted ? undefined : page.LastEvaluatedKey;
     } while (startKey !== undefined);
-    return { lines, nextCursor: encodeCursor(lines.at(-1)?.seq ?? after) };
+    return { lines, nextCursor: encodeSeqCursor(lines.at(-1)?.seq ?? after) };
   }
 
   async #appendNow(runId: string, lines: readonly LogLineInput[]): Promise<void> {
@@ -200,19 +198,4 @@ function* chunks(lines: readonly StoredLine[]): Generator<StoredLine[]> {
     bytes += size;
   }
   if (chunk.length > 0) yield chunk;
-}
-
-function encodeCursor(seq: number): string {
-  return Buffer.from(String(seq), 'utf8').toString('base64url');
-}
-
-/** A cursor is valid only if it re-encodes to itself (Node's base64url decoder skips junk). */
-function decodeCursor(cursor: string): number {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!/^(0|[1-9][0-9]{0,14})$/.test(text) || encodeCursor(Number(text)) !== cursor) {
-    throw new ValidationError('cursor is not a cursor this API returned', [
-      { path: 'cursor', message: 'invalid cursor' },
-    ]);
-  }
-  return Number(text);
 }

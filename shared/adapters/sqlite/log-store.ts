@@ -1,4 +1,5 @@
-import { ValidationError } from '../../domain/errors.ts';
+import { decodeSeqCursor, encodeSeqCursor } from '../../domain/cursor.ts';
+import { limitError } from '../../domain/page-limit.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import {
   type LogLine,
@@ -66,29 +67,10 @@ export class SqliteLogStore implements LogStore {
 
   async read(runId: string, options: { cursor?: string; limit?: number } = {}): Promise<LogPage> {
     const limit = logPageSize(options.limit);
-    if (limit === undefined) {
-      throw new ValidationError('limit must be a positive integer', [
-        { path: 'limit', message: 'must be a positive integer' },
-      ]);
-    }
-    const after = options.cursor === undefined ? 0 : decodeCursor(options.cursor);
+    if (limit === undefined) throw limitError();
+    const after = options.cursor === undefined ? 0 : decodeSeqCursor(options.cursor);
     const rows = this.#page.all(runId, after, limit);
     const lines: LogLine[] = rows.map((r) => ({ seq: r.seq, at: r.at, stream: r.stream, text: r.text }));
-    return { lines, nextCursor: encodeCursor(lines.at(-1)?.seq ?? after) };
+    return { lines, nextCursor: encodeSeqCursor(lines.at(-1)?.seq ?? after) };
   }
-}
-
-function encodeCursor(seq: number): string {
-  return Buffer.from(String(seq), 'utf8').toString('base64url');
-}
-
-/** Node's base64url decoder skips junk, so a cursor is valid only if it re-encodes to itself. */
-function decodeCursor(cursor: string): number {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!/^(0|[1-9][0-9]{0,14})$/.test(text) || encodeCursor(Number(text)) !== cursor) {
-    throw new ValidationError('cursor is not a cursor this API returned', [
-      { path: 'cursor', message: 'invalid cursor' },
-    ]);
-  }
-  return Number(text);
 }

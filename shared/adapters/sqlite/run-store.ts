@@ -1,13 +1,20 @@
+import { decodeIdCursor } from '../../domain/cursor.ts';
 import {
   IdempotencyMismatchError,
   NotFoundError,
   RunConflictError,
   ValidationError,
 } from '../../domain/errors.ts';
+import { checkLimit } from '../../domain/page-limit.ts';
 import { RUN_STATES, type Run, type RunState, TERMINAL_STATES } from '../../domain/run.ts';
-import type { Target } from '../../domain/target.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
-import type { CreateRunOptions, RunPage, RunQuery, RunStore } from '../../ports/run-store.ts';
+import {
+  type CreateRunOptions,
+  pageOf,
+  type RunPage,
+  type RunQuery,
+  type RunStore,
+} from '../../ports/run-store.ts';
 import type { SqliteDatabase } from './database.ts';
 
 const MAX_PAGE = 100;
@@ -60,10 +67,6 @@ export class SqliteRunStore implements RunStore {
   readonly #getHold;
   readonly #putHold;
   readonly #deleteHold;
-  readonly #putTarget;
-  readonly #getTarget;
-  readonly #listTargets;
-  readonly #deleteTarget;
 
   constructor(options: { db: SqliteDatabase; clock?: Clock; idempotencyTtlSeconds?: number }) {
     const db = options.db;
@@ -99,12 +102,6 @@ export class SqliteRunStore implements RunStore {
     this.#deleteHold = db.prepare<[string, string]>(
       'DELETE FROM account_holds WHERE account = ? AND run_id = ?',
     );
-    this.#putTarget = db.prepare<[string, string]>(
-      'INSERT INTO targets (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body',
-    );
-    this.#getTarget = db.prepare<[string], RunRow>('SELECT body FROM targets WHERE id = ?');
-    this.#listTargets = db.prepare<[], RunRow>('SELECT body FROM targets ORDER BY id ASC');
-    this.#deleteTarget = db.prepare<[string]>('DELETE FROM targets WHERE id = ?');
   }
 
   async createRun(run: Run, options: CreateRunOptions = {}): Promise<{ run: Run; created: boolean }> {
@@ -183,12 +180,8 @@ export class SqliteRunStore implements RunStore {
 
   async listRuns(query: RunQuery): Promise<RunPage> {
     const { limit } = query;
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
-      throw new ValidationError(`limit must be an integer from 1 to ${MAX_PAGE}`, [
-        { path: 'limit', message: `must be an integer from 1 to ${MAX_PAGE}` },
-      ]);
-    }
-    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    checkLimit(limit, MAX_PAGE);
+    const after = query.cursor === undefined ? undefined : decodeIdCursor(query.cursor);
 
     const clauses: string[] = [];
     const params: (string | number)[] = [];
@@ -213,23 +206,15 @@ export class SqliteRunStore implements RunStore {
     }
 
     // One extra row tells whether another page exists without a second query.
-    const rows = statement.all(...params, limit + 1);
-    const runs = rows.slice(0, limit).map((r) => JSON.parse(r.body) as Run);
-    const last = runs.at(-1);
-    return rows.length > limit && last !== undefined ? { runs, nextCursor: encodeCursor(last.id) } : { runs };
+    return pageOf(statement.all(...params, limit + 1), limit, (r) => JSON.parse(r.body) as Run);
   }
 
   async listActiveRuns(limit: number): Promise<readonly Run[]> {
     // SQLite reads a negative LIMIT as "no limit"; the reconciler must not load the whole table by mistake.
-    if (!Number.isInteger(limit) || limit < 1) {
-      throw new ValidationError('limit must be a positive integer', [
-        { path: 'limit', message: 'must be a positive integer' },
-      ]);
-    }
+    checkLimit(limit);
     return this.#activeRuns.all(limit).map((r) => JSON.parse(r.body) as Run);
   }
 
-  /** Upsert; the first `createdAt` of a target is kept so a re-PUT does not rewrite its history. */
   async holdAccount(account: string, runId: string, options: { replacing?: string } = {}): Promise<string> {
     return this.#db
       .transaction((): string => {
@@ -244,32 +229,6 @@ export class SqliteRunStore implements RunStore {
 
   async releaseAccount(account: string, runId: string): Promise<void> {
     this.#deleteHold.run(account, runId);
-  }
-
-  async putTarget(target: Target): Promise<Target> {
-    return this.#db
-      .transaction((): Target => {
-        const existing = this.#getTarget.get(target.id);
-        const createdAt =
-          existing === undefined ? target.createdAt : (JSON.parse(existing.body) as Target).createdAt;
-        const stored: Target = { ...target, createdAt };
-        this.#putTarget.run(target.id, JSON.stringify(stored));
-        return stored;
-      })
-      .immediate();
-  }
-
-  async getTarget(id: string): Promise<Target | undefined> {
-    const row = this.#getTarget.get(id);
-    return row === undefined ? undefined : (JSON.parse(row.body) as Target);
-  }
-
-  async listTargets(): Promise<readonly Target[]> {
-    return this.#listTargets.all().map((r) => JSON.parse(r.body) as Target);
-  }
-
-  async deleteTarget(id: string): Promise<boolean> {
-    return this.#deleteTarget.run(id).changes > 0;
   }
 
   #read(id: string): Run | undefined {
@@ -302,19 +261,4 @@ function isUniqueViolation(error: unknown): boolean {
     'code' in error &&
     (error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || error.code === 'SQLITE_CONSTRAINT_UNIQUE')
   );
-}
-
-function encodeCursor(lastId: string): string {
-  return Buffer.from(lastId, 'utf8').toString('base64url');
-}
-
-/** Node's base64url decoder skips junk, so a cursor is valid only if it re-encodes to itself. */
-function decodeCursor(cursor: string): string {
-  const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (id.length === 0 || id.length > 128 || !/^[\x21-\x7e]+$/.test(id) || encodeCursor(id) !== cursor) {
-    throw new ValidationError('cursor is not a cursor this API returned', [
-      { path: 'cursor', message: 'invalid cursor' },
-    ]);
-  }
-  return id;
 }

@@ -21,8 +21,8 @@ describe('submitBatch', () => {
 
   beforeEach(async () => {
     app = makeTestApp({ env: { ANSIBLE_RUNNER_AWS: 'ecs' } });
-    for (let i = 1; i <= 23; i++) await app.store.putTarget(vmTarget(`vm-${i}`));
-    await app.store.putTarget(vmTarget('vm-aws', { cloud: 'aws' }));
+    for (let i = 1; i <= 23; i++) await app.targets.putTarget(vmTarget(`vm-${i}`));
+    await app.targets.putTarget(vmTarget('vm-aws', { cloud: 'aws' }));
   });
   afterEach(() => app.close());
 
@@ -111,8 +111,8 @@ describe('getBatch and retryBatch', () => {
 
   beforeEach(async () => {
     app = makeTestApp({ env: { ANSIBLE_RUNNER_AWS: 'ecs' } });
-    for (const id of ['vm-1', 'vm-2', 'vm-3']) await app.store.putTarget(vmTarget(id));
-    await app.store.putTarget(vmTarget('vm-aws', { cloud: 'aws' }));
+    for (const id of ['vm-1', 'vm-2', 'vm-3']) await app.targets.putTarget(vmTarget(id));
+    await app.targets.putTarget(vmTarget('vm-aws', { cloud: 'aws' }));
   });
   afterEach(() => app.close());
 

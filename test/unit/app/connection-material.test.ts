@@ -79,6 +79,7 @@ describe('connection material in prepared tasks', () => {
 
   const deps = (settings: Record<string, string> = {}) => ({
     store: app.store,
+    targets: app.targets,
     assets: app.deps.assets,
     secrets,
     clock: app.clock,
@@ -88,7 +89,7 @@ describe('connection material in prepared tasks', () => {
   });
 
   const runFor = async (target: Target, kind: Run['kind'], extra: Partial<Run> = {}): Promise<Run> => {
-    await app.store.putTarget(target);
+    await app.targets.putTarget(target);
     return createQueuedRun(app.store, app.clock, {
       id: `run-${target.id}`,
       kind,
@@ -254,7 +255,7 @@ describe('checking in a just-in-time checkout when the run ends', () => {
     broker = new FakeBroker();
     app = makeTestApp();
     app = { ...app, deps: { ...app.deps, credentials: broker } };
-    await app.store.putTarget(vmTarget('vm-1'));
+    await app.targets.putTarget(vmTarget('vm-1'));
   });
   afterEach(() => app.close());
 

@@ -5,6 +5,7 @@ import { LocalAssetStore } from '../../../shared/adapters/local/asset-store.ts';
 import { openDatabase, type SqliteDatabase } from '../../../shared/adapters/sqlite/database.ts';
 import { SqliteLogStore } from '../../../shared/adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../../../shared/adapters/sqlite/run-store.ts';
+import { SqliteTargetStore } from '../../../shared/adapters/sqlite/target-store.ts';
 import { SqliteWorkQueue } from '../../../shared/adapters/sqlite/work-queue.ts';
 import { type AppDeps, encodeRunMessage } from '../../../shared/app/deps.ts';
 import { loadSettings } from '../../../shared/config/settings.ts';
@@ -23,6 +24,7 @@ describe('dispatch dead-letter queue', () => {
   const MAX_RECEIVES = 2;
   let db: SqliteDatabase;
   let store: SqliteRunStore;
+  let targets: SqliteTargetStore;
   let queue: SqliteWorkQueue;
   let dlq: SqliteWorkQueue;
   let launcher: RecordingLauncher;
@@ -32,6 +34,7 @@ describe('dispatch dead-letter queue', () => {
   beforeEach(async () => {
     db = openDatabase(':memory:');
     store = new SqliteRunStore({ db });
+    targets = new SqliteTargetStore({ db });
     dlq = new SqliteWorkQueue({ db, name: 'dispatch-dlq', visibilityTimeoutSeconds: 5 });
     queue = new SqliteWorkQueue({
       db,
@@ -43,6 +46,7 @@ describe('dispatch dead-letter queue', () => {
     launcher = new RecordingLauncher('local');
     deps = {
       store,
+      targets,
       dispatchQueue: queue,
       logs: new SqliteLogStore({ db }),
       assets: new LocalAssetStore({ root: PLAYBOOKS_ROOT }),
@@ -54,7 +58,7 @@ describe('dispatch dead-letter queue', () => {
       newId: () => 'unused',
       logger: silentLogger(),
     };
-    await store.putTarget(vmTarget('vm-1'));
+    await targets.putTarget(vmTarget('vm-1'));
     pumps = [
       new QueuePump(queue, makeDispatchRuns({ ...deps, ownerId: 'dispatcher' }), deps.logger, {
         waitSeconds: 1,

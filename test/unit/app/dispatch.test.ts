@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeDispatchRuns } from '../../../functions/dispatcher/dispatch-runs.ts';
 import { openDatabase } from '../../../shared/adapters/sqlite/database.ts';
 import { SqliteRunStore } from '../../../shared/adapters/sqlite/run-store.ts';
+import { SqliteTargetStore } from '../../../shared/adapters/sqlite/target-store.ts';
 import { SqliteWorkQueue } from '../../../shared/adapters/sqlite/work-queue.ts';
 import { type AppDeps, encodeRunMessage } from '../../../shared/app/deps.ts';
 import { dispatchRun } from '../../../shared/app/dispatch.ts';
@@ -19,6 +20,7 @@ import {
 import { amend, isTerminal, type Run, type RunState, transition } from '../../../shared/domain/run.ts';
 import type { Target } from '../../../shared/domain/target.ts';
 import type { RunStore } from '../../../shared/ports/run-store.ts';
+import type { TargetStore } from '../../../shared/ports/target-store.ts';
 import {
   createQueuedRun,
   ManualClock,
@@ -53,7 +55,7 @@ describe('dispatchRun', () => {
 
   beforeEach(async () => {
     app = makeTestApp();
-    await app.store.putTarget(vmTarget('vm-1'));
+    await app.targets.putTarget(vmTarget('vm-1'));
   });
   afterEach(() => app.close());
 
@@ -163,7 +165,7 @@ describe('dispatchRun', () => {
 
   it('refuses a run whose target was deleted before dispatch', async () => {
     const run = await createQueuedRun(app.store, app.clock, { id: 'run-1' });
-    await app.store.deleteTarget('vm-1');
+    await app.targets.deleteTarget('vm-1');
 
     const outcome = await dispatchRun(app.deps, run.id, 'dispatcher:m-1');
 
@@ -178,7 +180,7 @@ describe('dispatchRun', () => {
   it('refuses with the seeds’ message when the settings now resolve to an unconfigured ECS runner', async () => {
     const ecsApp = makeTestApp({ env: { ANSIBLE_RUNNER_AWS: 'ecs' } });
     try {
-      await ecsApp.store.putTarget(vmTarget('vm-aws', { cloud: 'aws' }));
+      await ecsApp.targets.putTarget(vmTarget('vm-aws', { cloud: 'aws' }));
       const run = await createQueuedRun(ecsApp.store, ecsApp.clock, { id: 'run-1', targetId: 'vm-aws' });
 
       const outcome = await dispatchRun(ecsApp.deps, run.id, 'dispatcher:m-1');
@@ -198,7 +200,7 @@ describe('dispatchRun', () => {
   it('refuses when no launcher serves the resolved runner', async () => {
     const bare = makeTestApp({ launchers: () => ({}) });
     try {
-      await bare.store.putTarget(vmTarget('vm-1'));
+      await bare.targets.putTarget(vmTarget('vm-1'));
       const run = await createQueuedRun(bare.store, bare.clock, { id: 'run-1' });
 
       await dispatchRun(bare.deps, run.id, 'dispatcher:m-1');
@@ -216,7 +218,7 @@ describe('dispatchRun', () => {
   it('refuses a local run when the relay has become unreachable, saying why', async () => {
     const noRelay = makeTestApp({ relay: { available: false, reason: 'no Docker engine answers' } });
     try {
-      await noRelay.store.putTarget(vmTarget('vm-1'));
+      await noRelay.targets.putTarget(vmTarget('vm-1'));
       const run = await createQueuedRun(noRelay.store, noRelay.clock, { id: 'run-1' });
 
       await dispatchRun(noRelay.deps, run.id, 'dispatcher:m-1');
@@ -300,7 +302,7 @@ describe('makeDispatchRuns', () => {
 
   beforeEach(async () => {
     app = makeTestApp();
-    await app.store.putTarget(vmTarget('vm-1'));
+    await app.targets.putTarget(vmTarget('vm-1'));
   });
   afterEach(() => app.close());
 
@@ -385,18 +387,11 @@ function scheduledStore(inner: RunStore, s: fc.Scheduler, writes: Map<string, Wr
     createRuns: (runs) => inner.createRuns(runs),
     listRuns: (query) => inner.listRuns(query),
     listActiveRuns: (limit) => inner.listActiveRuns(limit),
-    putTarget: (target: Target) => inner.putTarget(target),
-    listTargets: () => inner.listTargets(),
-    deleteTarget: (id) => inner.deleteTarget(id),
     holdAccount: async (account, runId, options) => {
       await s.schedule(Promise.resolve(), `holdAccount ${account} ${runId}`);
       return inner.holdAccount(account, runId, options);
     },
     releaseAccount: (account, runId) => inner.releaseAccount(account, runId),
-    getTarget: async (id) => {
-      await s.schedule(Promise.resolve(), `getTarget ${id}`);
-      return inner.getTarget(id);
-    },
     getRun: async (id) => {
       await s.schedule(Promise.resolve(), `getRun ${id}`);
       return inner.getRun(id);
@@ -406,6 +401,19 @@ function scheduledStore(inner: RunStore, s: fc.Scheduler, writes: Map<string, Wr
       const written = await inner.updateRun(run, expectedVersion);
       writes.get(run.id)?.push({ version: written.version, state: written.state });
       return written;
+    },
+  };
+}
+
+/** The real SQLite target store, whose reads wait for the scheduler like the run store's. */
+function scheduledTargets(inner: TargetStore, s: fc.Scheduler): TargetStore {
+  return {
+    putTarget: (target: Target) => inner.putTarget(target),
+    listTargets: () => inner.listTargets(),
+    deleteTarget: (id) => inner.deleteTarget(id),
+    getTarget: async (id) => {
+      await s.schedule(Promise.resolve(), `getTarget ${id}`);
+      return inner.getTarget(id);
     },
   };
 }
@@ -436,6 +444,8 @@ async function simulate(s: fc.Scheduler, ops: readonly Op[], outages: readonly n
     const rawStore = new SqliteRunStore({ db, clock });
     const writes = new Map<string, Write[]>(RUN_IDS.map((id) => [id, []]));
     const store = scheduledStore(rawStore, s, writes);
+    const rawTargets = new SqliteTargetStore({ db });
+    const targets = scheduledTargets(rawTargets, s);
     const launcher = new RecordingLauncher('local');
     launcher.beforeLaunch = () => s.schedule(Promise.resolve(), 'launch');
     RUN_IDS.forEach((id, i) => {
@@ -446,6 +456,7 @@ async function simulate(s: fc.Scheduler, ops: readonly Op[], outages: readonly n
     });
     const deps: AppDeps = {
       store,
+      targets,
       dispatchQueue: new SqliteWorkQueue({ db, name: 'dispatch', visibilityTimeoutSeconds: 30, clock }),
       logs: { read: async () => ({ lines: [], nextCursor: '' }) },
       assets: {
@@ -463,7 +474,7 @@ async function simulate(s: fc.Scheduler, ops: readonly Op[], outages: readonly n
       newId: () => 'unused',
       logger: silentLogger(),
     };
-    await rawStore.putTarget(vmTarget('vm-1'));
+    await rawTargets.putTarget(vmTarget('vm-1'));
     for (const id of RUN_IDS) await createQueuedRun(rawStore, clock, { id });
 
     const delivered = new Set<string>();
@@ -518,7 +529,7 @@ async function simulate(s: fc.Scheduler, ops: readonly Op[], outages: readonly n
     await s.waitFor(Promise.all(ops.map((op) => s.schedule(Promise.resolve(op)).then(perform))));
 
     launcher.beforeLaunch = undefined;
-    const sequential: AppDeps = { ...deps, store: rawStore };
+    const sequential: AppDeps = { ...deps, store: rawStore, targets: rawTargets };
     for (let round = 0; round < 5 && pending.size > 0; round++) {
       for (const runId of [...pending]) {
         pending.delete(runId);

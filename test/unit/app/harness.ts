@@ -4,6 +4,7 @@ import { LocalAssetStore } from '../../../shared/adapters/local/asset-store.ts';
 import { openDatabase, type SqliteDatabase } from '../../../shared/adapters/sqlite/database.ts';
 import { SqliteLogStore } from '../../../shared/adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../../../shared/adapters/sqlite/run-store.ts';
+import { SqliteTargetStore } from '../../../shared/adapters/sqlite/target-store.ts';
 import { SqliteWorkQueue } from '../../../shared/adapters/sqlite/work-queue.ts';
 import type { AppDeps, RelayAvailability } from '../../../shared/app/deps.ts';
 import { loadSettings, type Settings } from '../../../shared/config/settings.ts';
@@ -113,6 +114,7 @@ export class RecordingLauncher implements Launcher {
 export interface TestApp {
   readonly db: SqliteDatabase;
   readonly store: SqliteRunStore;
+  readonly targets: SqliteTargetStore;
   readonly dispatchQueue: SqliteWorkQueue;
   readonly logs: SqliteLogStore;
   readonly launcher: RecordingLauncher;
@@ -134,6 +136,7 @@ export function makeTestApp(options: TestAppOptions = {}): TestApp {
   const clock = new ManualClock();
   const db = openDatabase(':memory:');
   const store = new SqliteRunStore({ db, clock });
+  const targets = new SqliteTargetStore({ db });
   const dispatchQueue = new SqliteWorkQueue({ db, name: 'dispatch', visibilityTimeoutSeconds: 30, clock });
   const logs = new SqliteLogStore({ db, clock });
   const launcher = new RecordingLauncher(options.launcherBackend ?? 'local');
@@ -141,6 +144,7 @@ export function makeTestApp(options: TestAppOptions = {}): TestApp {
   let ids = 0;
   const deps: AppDeps = {
     store,
+    targets,
     dispatchQueue,
     logs,
     assets: new LocalAssetStore({ root: PLAYBOOKS_ROOT }),
@@ -151,7 +155,7 @@ export function makeTestApp(options: TestAppOptions = {}): TestApp {
     newId: () => `run-${String(++ids).padStart(4, '0')}`,
     logger: silentLogger(),
   };
-  return { db, store, dispatchQueue, logs, launcher, clock, deps, close: () => db.close() };
+  return { db, store, targets, dispatchQueue, logs, launcher, clock, deps, close: () => db.close() };
 }
 
 export function vmTarget(id: string, overrides: Partial<Extract<Target, { kind: 'vm' }>> = {}): Target {

@@ -49,7 +49,7 @@ describe('BackendPoller (ACI, Cloud Run, Kubernetes)', () => {
     aci = new ScriptedLauncher('aci');
     ecs = new ScriptedLauncher('ecs');
     app = makeTestApp({ launchers: () => ({ aci, ecs }) });
-    await app.store.putTarget(vmTarget('vm-1'));
+    await app.targets.putTarget(vmTarget('vm-1'));
     poller = new BackendPoller(app.deps, {
       intervalSeconds: 3,
       statusUnknownGraceSeconds: 300,
@@ -151,7 +151,7 @@ describe('BackendPoller (ACI, Cloud Run, Kubernetes)', () => {
         app.close();
         aci = new ScriptedLauncher('aci');
         app = makeTestApp({ launchers: () => ({ aci }) });
-        await app.store.putTarget(vmTarget('vm-1'));
+        await app.targets.putTarget(vmTarget('vm-1'));
         poller = new BackendPoller(app.deps, {
           intervalSeconds: 3,
           statusUnknownGraceSeconds: 30,

@@ -17,7 +17,7 @@ describe('reconcileRuns', () => {
 
   beforeEach(async () => {
     app = makeTestApp({ launcherBackend: 'ecs' });
-    await app.store.putTarget(vmTarget('vm-1'));
+    await app.targets.putTarget(vmTarget('vm-1'));
   });
   afterEach(() => app.close());
 

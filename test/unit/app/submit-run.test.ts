@@ -26,8 +26,8 @@ describe('submitRun', () => {
 
   beforeEach(async () => {
     app = makeTestApp();
-    await app.store.putTarget(vmTarget('vm-1'));
-    await app.store.putTarget({
+    await app.targets.putTarget(vmTarget('vm-1'));
+    await app.targets.putTarget({
       id: 'desk-1',
       kind: 'virtual_desktop',
       cloud: 'azure',
@@ -58,7 +58,7 @@ describe('submitRun', () => {
   it('records a refused run with the reason and enqueues nothing', async () => {
     const ecsApp = makeTestApp({ env: { ANSIBLE_RUNNER_AWS: 'ecs' } });
     try {
-      await ecsApp.store.putTarget(vmTarget('vm-aws', { cloud: 'aws' }));
+      await ecsApp.targets.putTarget(vmTarget('vm-aws', { cloud: 'aws' }));
 
       const { run, created } = await submitRun(ecsApp.deps, vmBody({ targetId: 'vm-aws' }), 'alice');
 
@@ -85,7 +85,7 @@ describe('submitRun', () => {
       },
     });
     try {
-      await ecsApp.store.putTarget(vmTarget('vm-aws', { cloud: 'aws' }));
+      await ecsApp.targets.putTarget(vmTarget('vm-aws', { cloud: 'aws' }));
 
       const { run } = await submitRun(ecsApp.deps, vmBody({ targetId: 'vm-aws' }), 'alice');
 
@@ -183,7 +183,7 @@ describe('cancelRun', () => {
 
   beforeEach(async () => {
     app = makeTestApp();
-    await app.store.putTarget(vmTarget('vm-1'));
+    await app.targets.putTarget(vmTarget('vm-1'));
   });
   afterEach(() => app.close());
 

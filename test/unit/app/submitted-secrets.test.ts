@@ -45,9 +45,9 @@ describe('plaintext passwords at submit', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'rw-run-secrets-'));
     runSecrets = new FileRunSecretStore({ dataDir });
     deps = { ...app.deps, runSecrets };
-    await app.store.putTarget(vmTarget('vm-1'));
-    await app.store.putTarget(vmTarget('vm-2', { address: '10.0.0.6' }));
-    await app.store.putTarget(vmTarget('vm-aws', { cloud: 'aws' }));
+    await app.targets.putTarget(vmTarget('vm-1'));
+    await app.targets.putTarget(vmTarget('vm-2', { address: '10.0.0.6' }));
+    await app.targets.putTarget(vmTarget('vm-aws', { cloud: 'aws' }));
   });
   afterEach(() => {
     app.close();
@@ -148,8 +148,8 @@ describe('runs on one managed account at dispatch', () => {
   let app: TestApp;
   beforeEach(async () => {
     app = makeTestApp();
-    await app.store.putTarget(vmTarget('vm-1'));
-    await app.store.putTarget(vmTarget('vm-2', { address: '10.0.0.6' }));
+    await app.targets.putTarget(vmTarget('vm-1'));
+    await app.targets.putTarget(vmTarget('vm-2', { address: '10.0.0.6' }));
   });
   afterEach(() => app.close());
   const submit = async (targetId: string, managedAccount: string) =>

@@ -8,6 +8,7 @@ import { FileSecretSource } from '../../../shared/adapters/local/secret-source.t
 import { openDatabase, type SqliteDatabase } from '../../../shared/adapters/sqlite/database.ts';
 import { SqliteLogStore } from '../../../shared/adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../../../shared/adapters/sqlite/run-store.ts';
+import { SqliteTargetStore } from '../../../shared/adapters/sqlite/target-store.ts';
 import { SqliteWorkQueue } from '../../../shared/adapters/sqlite/work-queue.ts';
 import { encodeRunMessage } from '../../../shared/app/deps.ts';
 import { cancelRun } from '../../../shared/app/runs.ts';
@@ -130,6 +131,7 @@ describe('RelayAgent', () => {
   let dir: string;
   let db: SqliteDatabase;
   let store: SqliteRunStore;
+  let targets: SqliteTargetStore;
   let queue: SqliteWorkQueue;
   let logs: SqliteLogStore;
   let executor: FakeExecutor;
@@ -141,6 +143,7 @@ describe('RelayAgent', () => {
     const agent = new RelayAgent({
       id: 'r1',
       store,
+      targets,
       queue,
       logs,
       executor,
@@ -191,12 +194,13 @@ describe('RelayAgent', () => {
     chmodSync(join(dir, 'secrets.json'), 0o600);
     db = openDatabase(join(dir, 'rw.db'));
     store = new SqliteRunStore({ db });
+    targets = new SqliteTargetStore({ db });
     queue = new SqliteWorkQueue({ db, name: 'relay', visibilityTimeoutSeconds: 30 });
     logs = new SqliteLogStore({ db });
     executor = new FakeExecutor();
     executors = [executor];
     agents = [];
-    await store.putTarget(vmTarget('vm-1'));
+    await targets.putTarget(vmTarget('vm-1'));
   });
 
   afterEach(async () => {

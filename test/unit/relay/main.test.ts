@@ -9,6 +9,7 @@ import { LocalAssetStore } from '../../../shared/adapters/local/asset-store.ts';
 import { openDatabase, type SqliteDatabase } from '../../../shared/adapters/sqlite/database.ts';
 import { SqliteLogStore } from '../../../shared/adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../../../shared/adapters/sqlite/run-store.ts';
+import { SqliteTargetStore } from '../../../shared/adapters/sqlite/target-store.ts';
 import { SqliteWorkQueue } from '../../../shared/adapters/sqlite/work-queue.ts';
 import { encodeRunMessage } from '../../../shared/app/deps.ts';
 import { NotFoundError } from '../../../shared/domain/errors.ts';
@@ -44,6 +45,7 @@ describe('buildRelay', () => {
   let dir: string;
   let db: SqliteDatabase;
   let store: SqliteRunStore;
+  let targets: SqliteTargetStore;
   let queue: SqliteWorkQueue;
   let executor: InstantExecutor;
   let agent: RelayAgent;
@@ -52,9 +54,10 @@ describe('buildRelay', () => {
     dir = mkdtempSync(join(tmpdir(), 'rw-relay-main-unit-'));
     db = openDatabase(':memory:');
     store = new SqliteRunStore({ db });
+    targets = new SqliteTargetStore({ db });
     queue = new SqliteWorkQueue({ db, name: 'relay', visibilityTimeoutSeconds: 30 });
     executor = new InstantExecutor();
-    await store.putTarget(vmTarget('vm-1'));
+    await targets.putTarget(vmTarget('vm-1'));
     const config = loadRelayConfig({
       RELAY_ID: 'r1',
       RELAY_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/relay',
@@ -69,6 +72,7 @@ describe('buildRelay', () => {
       config,
       {
         store,
+        targets,
         queue,
         logs: new SqliteLogStore({ db }),
         secrets: {

@@ -60,7 +60,7 @@ describe('makeReconcileRuns', () => {
   beforeEach(async () => {
     ecs = new ScriptedLauncher();
     app = makeTestApp({ launchers: () => ({ ecs }) });
-    await app.store.putTarget(vmTarget('vm-1'));
+    await app.targets.putTarget(vmTarget('vm-1'));
     reconcile = makeReconcileRuns(app.deps, OPTIONS);
   });
   afterEach(() => app.close());

@@ -1,0 +1,98 @@
+import {
+  type AttributeValue,
+  DynamoDBClient,
+  QueryCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { ValidationError } from '../../domain/errors.ts';
+import type { Run } from '../../domain/run.ts';
+import { LIST_VALUE } from '../../domain/run-table.ts';
+
+/** A run is one item; DynamoDB refuses items over 400 KB. */
+const MAX_ITEM_BYTES = 400 * 1024;
+
+/** One DynamoDB item in the low-level client's shape. */
+export type Item = Record<string, AttributeValue>;
+
+export const S = (value: string): AttributeValue => ({ S: value });
+export const N = (value: number): AttributeValue => ({ N: String(value) });
+
+/** The SDK's error name, for errors from any copy of the SDK package. */
+export const errorName = (error: unknown): string | undefined =>
+  error instanceof Error ? error.name : undefined;
+
+/** The runs table a store works on, and the client it sends with. */
+export interface RunTable {
+  readonly client: DynamoDBClient;
+  readonly table: string;
+}
+
+/** The table and client of a store's options: the client defaults to {@link defaultClient}. */
+export function runTableOf(options: {
+  readonly tableName: string;
+  readonly client?: DynamoDBClient;
+}): RunTable {
+  if (options.tableName.length === 0) throw new ValidationError('tableName must not be empty');
+  return { client: options.client ?? defaultClient(), table: options.tableName };
+}
+
+let sharedClient: DynamoDBClient | undefined;
+/** One client per cold start, shared by every store built without an injected client. */
+export const defaultClient = (): DynamoDBClient => {
+  sharedClient ??= new DynamoDBClient({});
+  return sharedClient;
+};
+
+/** Follow LastEvaluatedKey until `want` items are in hand or the query is exhausted. */
+export async function queryAll(
+  client: DynamoDBClient,
+  input: QueryCommandInput,
+  want: number,
+): Promise<Item[]> {
+  const items: Item[] = [];
+  let start: Item | undefined;
+  do {
+    const page = await client.send(
+      new QueryCommand(start === undefined ? input : { ...input, ExclusiveStartKey: start }),
+    );
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined && items.length < want);
+  return items;
+}
+
+export const runKey = (id: string): Item => ({ pk: S(`RUN#${id}`), sk: S('RUN') });
+export const idempotencyKeyOf = (key: string): Item => ({
+  pk: S(`IDEMPOTENCY#${key}`),
+  sk: S('IDEMPOTENCY'),
+});
+export const accountKey = (account: string): Item => ({ pk: S(`ACCOUNT#${account}`), sk: S('ACCOUNT') });
+
+export function runItem(run: Run): Item {
+  const body = JSON.stringify(run);
+  if (Buffer.byteLength(body, 'utf8') > MAX_ITEM_BYTES - 2048) {
+    throw new ValidationError(`Run ${run.id} is too large to store (DynamoDB items hold at most 400 KB)`);
+  }
+  return {
+    ...runKey(run.id),
+    id: S(run.id),
+    list: S(LIST_VALUE),
+    state: S(run.state),
+    version: N(run.version),
+    createdAt: S(run.createdAt),
+    ...(run.batchId === undefined ? {} : { batchId: S(run.batchId) }),
+    body: S(body),
+  };
+}
+
+export const runOf = (item: Item): Run => JSON.parse(item.body?.S ?? 'null') as Run;
+
+interface CancellationReasonLike {
+  readonly Code?: string | undefined;
+  readonly Item?: Item | undefined;
+}
+
+export function cancellationReasons(error: unknown): readonly CancellationReasonLike[] | undefined {
+  if (errorName(error) !== 'TransactionCanceledException') return undefined;
+  return (error as { CancellationReasons?: CancellationReasonLike[] }).CancellationReasons ?? [];
+}

@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import { MAX_ASSET_PATH_LENGTH } from '../domain/asset-path.ts';
+import { MAX_BATCH_TARGETS } from '../domain/batch.ts';
+import { isPlaintextPasswordVar } from '../domain/ephemeral-secrets.ts';
+import { K8sOperationSchema, RUN_KINDS, SecretBindingSchema } from '../domain/run.ts';
+import { TargetIdSchema } from '../domain/target.ts';
+
+/**
+ * What the use cases take as input, with every rule an input must meet:
+ * `submitRun`, `submitBatch` and `uploadAsset` accept these types, and the
+ * HTTP layer validates request bodies with these schemas (shared/http/schemas.ts)
+ * and documents them (shared/http/openapi.ts).
+ */
+
+/** Extra vars travel in the run record and to the task: keep them modest. */
+const MAX_EXTRA_VARS_BYTES = 64 * 1024;
+const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Fields every run request shares: `POST /runs` adds `targetId`, `POST /batches` adds `targetIds`. */
+const RUN_REQUEST_FIELDS = {
+  kind: z.enum(RUN_KINDS),
+  asset: z.string().min(1).max(1024),
+  extraVars: z.record(z.string(), z.unknown()).default({}),
+  secrets: z.array(SecretBindingSchema).max(50).default([]),
+  operation: K8sOperationSchema.optional(),
+  sshUser: z.string().min(1).max(64).optional(),
+  managedAccount: z.string().min(1).max(256).optional(),
+  timeoutSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 3600)
+    .optional(),
+};
+
+type RunRequestFields = z.infer<z.ZodObject<typeof RUN_REQUEST_FIELDS>>;
+/** Everything but `kind`, so the target field can come second in the documented schema. */
+const { kind: KIND_FIELD, ...RUN_REQUEST_REST } = RUN_REQUEST_FIELDS;
+
+/** Cross-field rules of a run request (variable names, extra-var size, secret bindings, k8s operation). */
+function checkRunRequest(body: RunRequestFields, ctx: z.RefinementCtx<RunRequestFields>): void {
+  for (const key of Object.keys(body.extraVars)) {
+    if (!VAR_NAME.test(key)) {
+      ctx.addIssue({ code: 'custom', path: ['extraVars', key], message: 'must be a valid variable name' });
+    }
+  }
+  if (Buffer.byteLength(JSON.stringify(body.extraVars)) > MAX_EXTRA_VARS_BYTES) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['extraVars'],
+      message: `must be at most ${MAX_EXTRA_VARS_BYTES} bytes as JSON`,
+    });
+  }
+  const seen = new Set<string>();
+  body.secrets.forEach((binding, i) => {
+    if (seen.has(binding.var)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['secrets', i, 'var'],
+        message: `${binding.var} is bound twice`,
+      });
+    }
+    if (binding.var in body.extraVars) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['secrets', i, 'var'],
+        message: `${binding.var} is also an extra var`,
+      });
+    }
+    seen.add(binding.var);
+  });
+  if (body.managedAccount !== undefined) {
+    if (body.kind !== 'vm') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['managedAccount'],
+        message: 'only vm runs take a managed account (a registered database’s comes from its registry row)',
+      });
+    }
+    // The checked-out password is the run's ansible_password: a second one would leave it unclear which logs in.
+    const clash = [...Object.keys(body.extraVars), ...body.secrets.map((s) => s.var)].find((name) =>
+      isPlaintextPasswordVar(name),
+    );
+    if (clash !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['managedAccount'],
+        message: `a managed account brings its own password: drop ${clash}`,
+      });
+    }
+  }
+  if (body.kind === 'k8s_op' && body.operation === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['operation'], message: 'a k8s_op run needs an operation' });
+  }
+  if (body.kind !== 'k8s_op' && body.operation !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['operation'], message: 'only k8s_op runs take an operation' });
+  }
+}
+
+export const SubmitRunRequest = z
+  .strictObject({ kind: KIND_FIELD, targetId: TargetIdSchema.optional(), ...RUN_REQUEST_REST })
+  .superRefine(checkRunRequest);
+export type SubmitRunRequest = z.infer<typeof SubmitRunRequest>;
+
+/**
+ * `POST /batches`: a run body with `targetIds` (1–50) instead of `targetId`.
+ * Repeated ids are a selection problem (shared/domain/batch.ts), reported with
+ * every other offending target in one answer.
+ */
+export const SubmitBatchRequest = z
+  .strictObject({
+    kind: KIND_FIELD,
+    targetIds: z.array(TargetIdSchema).min(1).max(MAX_BATCH_TARGETS).describe('distinct target ids'),
+    ...RUN_REQUEST_REST,
+  })
+  .superRefine(checkRunRequest);
+export type SubmitBatchRequest = z.infer<typeof SubmitBatchRequest>;
+
+/**
+ * `POST /assets`: JSON with the content base64-encoded, which API Gateway and
+ * Lambda pass through unchanged (the decoded size limit lives in assets.ts).
+ */
+export const UploadAssetRequest = z.strictObject({
+  path: z.string().min(1).max(MAX_ASSET_PATH_LENGTH),
+  // An empty file is almost always a failed read on the client's side, and runs as nothing at all.
+  contentBase64: z.base64().min(1, 'must not be empty: upload a file with content'),
+  overwrite: z.boolean().default(false),
+});
+export type UploadAssetRequest = z.infer<typeof UploadAssetRequest>;

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { type AreaSettings, list, type RuleContext, text } from './fields.ts';
+
+/** How runs execute here: the local executor, relay concurrency, timeouts and dispatch retries. */
+export const executionSettings = {
+  local_executor: z.enum(['auto', 'process', 'docker']).default('auto'),
+  /** The docker executor's CLI: `docker`, or `podman` (which takes the same arguments). */
+  local_docker_cli: text().default('docker'),
+  /** Extra bind mounts for the docker executor's task containers, `-v` syntax, never over /ansible. */
+  local_docker_volumes: list(
+    z
+      .string()
+      .regex(/^\/[^:]*:\/[^:]*(:(ro|rw))?$/, 'must be /host/path:/container/path or …:ro')
+      .refine((v) => !/^[^:]*:\/ansible(\/|:|$)/.test(v), 'must not mount over /ansible'),
+  ).optional(),
+  // The seeds' WORKER_REPLICAS: the ceiling on how many hosts a batch touches at once.
+  relay_concurrency: z.int().min(1).max(64).default(3),
+  default_timeout_seconds: z.int().min(1).max(86_400).default(3600),
+  // 7 days: Cloud Run's task timeout ceiling, the tightest of the backends.
+  max_timeout_seconds: z.int().min(1).max(604_800).default(86_400),
+  // SQS accepts a maxReceiveCount of 1..1000.
+  dispatch_max_receive_count: z.int().min(1).max(1000).default(5),
+};
+
+/** A default timeout above the ceiling would refuse every run that takes the default. */
+export function checkExecution(s: AreaSettings<typeof executionSettings>, check: RuleContext): void {
+  if (s.default_timeout_seconds > s.max_timeout_seconds) {
+    check.issue('default_timeout_seconds', `must not exceed max_timeout_seconds (${s.max_timeout_seconds})`);
+  }
+}
