@@ -1,8 +1,8 @@
 import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
 import { NotFoundError } from '../../shared/domain/errors.ts';
+import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler } from '../../shared/http/handler.ts';
 import { TargetIdParams } from '../../shared/http/schemas.ts';
-import type { ApiDeps } from './deps.ts';
 
 /** DELETE /targets/{id}: runs already queued for it are refused at dispatch. */
 export const makeDeleteTarget = (deps: ApiDeps) =>

@@ -1,7 +1,7 @@
 import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { openApiDocument } from '../../shared/http/openapi.ts';
-import type { ApiDeps } from './deps.ts';
 
 /**
  * GET /openapi.json: the contract, generated from the same zod schemas the

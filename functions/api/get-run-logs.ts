@@ -1,9 +1,9 @@
 import { getRun } from '../../shared/app/runs.ts';
 import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
 import { isTerminal } from '../../shared/domain/run.ts';
+import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { IdParams, LogsQuery } from '../../shared/http/schemas.ts';
-import type { ApiDeps } from './deps.ts';
 
 /**
  * GET /runs/{id}/logs?cursor=&limit= — at most `limit` lines (LOG_PAGE_MAX_LINES

@@ -1,8 +1,8 @@
 import { getRun } from '../../shared/app/runs.ts';
 import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { IdParams, runView } from '../../shared/http/schemas.ts';
-import type { ApiDeps } from './deps.ts';
 
 /** GET /runs/{id} */
 export const makeGetRun = (deps: ApiDeps) =>

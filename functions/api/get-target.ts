@@ -1,9 +1,9 @@
 import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
 import { NotFoundError } from '../../shared/domain/errors.ts';
 import { untargetableReason } from '../../shared/domain/target.ts';
+import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { TargetIdParams } from '../../shared/http/schemas.ts';
-import type { ApiDeps } from './deps.ts';
 
 /** GET /targets/{id}: the row, with the reason when it can never be a target. */
 export const makeGetTarget = (deps: ApiDeps) =>

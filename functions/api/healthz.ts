@@ -1,6 +1,6 @@
 import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
-import type { ApiDeps } from './deps.ts';
 
 /** GET /healthz — liveness, unauthenticated; says nothing about configuration. */
 export const makeHealthz = (deps: ApiDeps) =>

@@ -1,6 +1,6 @@
 import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
-import type { ApiDeps } from './deps.ts';
 
 /** GET /assets: every asset on the active backend, sorted by path, each with its type badge. */
 export const makeListAssets = (deps: ApiDeps) =>

@@ -1,7 +1,7 @@
 import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { ListRunsQuery, runView } from '../../shared/http/schemas.ts';
-import type { ApiDeps } from './deps.ts';
 
 /** GET /runs?batchId=&state=&limit=&cursor= — newest first. */
 export const makeListRuns = (deps: ApiDeps) =>

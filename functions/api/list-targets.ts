@@ -1,7 +1,7 @@
 import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
 import { untargetableReason } from '../../shared/domain/target.ts';
+import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
-import type { ApiDeps } from './deps.ts';
 
 /** GET /targets: every row; rows that can never be a target carry `untargetable` with the reason. */
 export const makeListTargets = (deps: ApiDeps) =>

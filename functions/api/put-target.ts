@@ -1,8 +1,8 @@
 import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
 import { type Target, TargetBodySchema } from '../../shared/domain/target.ts';
+import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { TargetIdParams } from '../../shared/http/schemas.ts';
-import type { ApiDeps } from './deps.ts';
 
 /** PUT /targets/{id}: create or replace a registry row. */
 export const makePutTarget = (deps: ApiDeps) =>

@@ -1,8 +1,8 @@
 import { retryBatch } from '../../shared/app/batches.ts';
 import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { batchSubmittedView, IdParams } from '../../shared/http/schemas.ts';
-import type { ApiDeps } from './deps.ts';
 
 /**
  * POST /batches/{id}/retry: the same request for the targets whose runs ended

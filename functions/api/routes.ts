@@ -1,8 +1,8 @@
+import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import type { HttpHandler } from '../../shared/http/handler.ts';
 import type { RouteKey } from '../../shared/http/route-docs.ts';
 import { makeCancelRun } from './cancel-run.ts';
 import { makeDeleteTarget } from './delete-target.ts';
-import type { ApiDeps } from './deps.ts';
 import { makeGetBatch } from './get-batch.ts';
 import { makeGetInventory } from './get-inventory.ts';
 import { makeGetOpenApi } from './get-openapi.ts';

@@ -1,8 +1,8 @@
 import { submitBatch } from '../../shared/app/batches.ts';
 import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { batchSubmittedView, SubmitBatchBody } from '../../shared/http/schemas.ts';
-import type { ApiDeps } from './deps.ts';
 
 /**
  * POST /batches: one asset × 1–50 targets. A selection problem refuses the

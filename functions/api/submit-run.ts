@@ -1,9 +1,9 @@
 import { submitRun } from '../../shared/app/runs.ts';
 import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
 import { ValidationError } from '../../shared/domain/errors.ts';
+import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { runView, SubmitRunBody } from '../../shared/http/schemas.ts';
-import type { ApiDeps } from './deps.ts';
 
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{1,128}$/;
 

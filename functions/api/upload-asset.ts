@@ -1,8 +1,8 @@
 import { MAX_UPLOAD_BODY_BYTES, uploadAsset } from '../../shared/app/assets.ts';
 import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { UploadAssetBody } from '../../shared/http/schemas.ts';
-import type { ApiDeps } from './deps.ts';
 
 /**
  * POST /assets: `{ path, contentBase64, overwrite? }` onto the active storage

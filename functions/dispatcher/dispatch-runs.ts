@@ -1,8 +1,9 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { type AppDeps, decodeRunMessage } from '../../shared/app/deps.ts';
+import type { AppDeps } from '../../shared/app/deps.ts';
 import { dispatchRun } from '../../shared/app/dispatch.ts';
 import { lambdaSqsHandler } from '../../shared/composition/lambda.ts';
+import { decodeRunMessage } from '../../shared/domain/run-message.ts';
 
 export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 

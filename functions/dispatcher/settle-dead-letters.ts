@@ -1,8 +1,9 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSRecord } from 'aws-lambda';
-import { type AppDeps, decodeRunMessage } from '../../shared/app/deps.ts';
+import type { AppDeps } from '../../shared/app/deps.ts';
 import { settleDeadLetter } from '../../shared/app/dispatch.ts';
 import { lambdaSqsHandler } from '../../shared/composition/lambda.ts';
+import { decodeRunMessage } from '../../shared/domain/run-message.ts';
 import type { SqsBatchHandler } from './dispatch-runs.ts';
 
 /** SQS-event handler for the dispatch DLQ: each dead message fails its run with the reason. */

@@ -4,7 +4,6 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { AssetStorage } from '../../shared/app/asset-access.ts';
 import type { ConnectionDeps } from '../../shared/app/connection-material.ts';
 import { endRun } from '../../shared/app/credentials.ts';
-import { decodeRunMessage } from '../../shared/app/deps.ts';
 import { settleRun } from '../../shared/app/run-updates.ts';
 import { prepareTask } from '../../shared/app/task-prep.ts';
 import { DomainError } from '../../shared/domain/errors.ts';
@@ -18,6 +17,7 @@ import {
   type RunState,
   transition,
 } from '../../shared/domain/run.ts';
+import { decodeRunMessage } from '../../shared/domain/run-message.ts';
 import { sleep } from '../../shared/lib/sleep.ts';
 import type { AssetStore } from '../../shared/ports/asset-store.ts';
 import type { Clock } from '../../shared/ports/clock.ts';

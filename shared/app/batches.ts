@@ -1,8 +1,9 @@
 import { type BatchRollup, checkBatchSelection, planRetry, rollupBatch } from '../domain/batch.ts';
 import { NotFoundError, NothingToRetryError, SelectionRefusedError } from '../domain/errors.ts';
 import { isTerminal, newRun, type Run, transition } from '../domain/run.ts';
+import { encodeRunMessage } from '../domain/run-message.ts';
 import type { Target } from '../domain/target.ts';
-import { type AppDeps, encodeRunMessage, storageOf } from './deps.ts';
+import { type AppDeps, storageOf } from './deps.ts';
 import type { SubmitBatchRequest } from './requests.ts';
 import { planRun } from './runs.ts';
 import {

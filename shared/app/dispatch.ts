@@ -1,9 +1,10 @@
 import { managedAccountOf } from '../domain/checkout.ts';
 import { DomainError } from '../domain/errors.ts';
 import { amend, isTerminal, type Run, transition } from '../domain/run.ts';
+import { encodeRunMessage } from '../domain/run-message.ts';
 import type { Target } from '../domain/target.ts';
 import { endOnBackend, endRun, releaseRun } from './credentials.ts';
-import { type AppDeps, encodeRunMessage } from './deps.ts';
+import type { AppDeps } from './deps.ts';
 import { settleRun } from './run-updates.ts';
 import { planRun } from './runs.ts';
 

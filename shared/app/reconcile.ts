@@ -1,6 +1,7 @@
 import { amend, deadlineOf, isTerminal, transition } from '../domain/run.ts';
+import { encodeRunMessage } from '../domain/run-message.ts';
 import { endOnBackend, endRun } from './credentials.ts';
-import { type AppDeps, encodeRunMessage } from './deps.ts';
+import type { AppDeps } from './deps.ts';
 import { settleRun } from './run-updates.ts';
 
 export interface ReconcileOptions {

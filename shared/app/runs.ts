@@ -14,12 +14,13 @@ import {
   requestCancel,
   transition,
 } from '../domain/run.ts';
+import { encodeRunMessage } from '../domain/run-message.ts';
 import { resolveRunner } from '../domain/runner-resolution.ts';
 import { selectionProblem } from '../domain/selection.ts';
 import type { Target } from '../domain/target.ts';
 import { assetAccessProblem } from './asset-access.ts';
 import { releaseRun } from './credentials.ts';
-import { type AppDeps, encodeRunMessage, storageOf } from './deps.ts';
+import { type AppDeps, storageOf } from './deps.ts';
 import { requestFingerprint } from './fingerprint.ts';
 import type { SubmitRunRequest } from './requests.ts';
 import { mutateRun } from './run-updates.ts';

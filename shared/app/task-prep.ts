@@ -4,6 +4,7 @@ import { amend, type Run } from '../domain/run.ts';
 import { assetTypeOf, type TaskSpec } from '../domain/task.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
 import { type Clock, systemClock } from '../ports/clock.ts';
+import type { PreparedTask } from '../ports/launcher.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
 import type { TargetStore } from '../ports/target-store.ts';
@@ -14,24 +15,6 @@ import { mutateRun } from './run-updates.ts';
 
 /** The settings' default for `start_deadline_seconds`. */
 const DEFAULT_START_DEADLINE_SECONDS = 900;
-
-export interface PreparedTask {
-  readonly spec: TaskSpec;
-  /**
-   * Env name (`RW_SECRET_<n>`, `KUBECONFIG` …) → value: for the task's
-   * ephemeral environment only. Holds every secret env the spec names, except
-   * stored secrets when `resolveSecrets: false`.
-   */
-  readonly secretEnv: Readonly<Record<string, string>>;
-  /**
-   * Env name → name of the stored secret its value comes from, for backends
-   * that resolve references themselves (ECS `valueFrom`, Cloud Run Secret
-   * Manager). An env the spec names but this map lacks is material minted for
-   * this run (a token-prepared kubeconfig, a checked-out password): its value
-   * is only in `secretEnv`.
-   */
-  readonly secretRefs: Readonly<Record<string, string>>;
-}
 
 /**
  * Everything a runner needs for one run: the secret-free TaskSpec and,

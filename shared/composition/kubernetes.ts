@@ -1,10 +1,10 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { kubernetesSettingsFrom, loadKubeConfig } from '../adapters/kubernetes/config.ts';
 import { KubernetesLauncher } from '../adapters/kubernetes/launcher.ts';
-import type { PreparedTask } from '../app/task-prep.ts';
 import { type Settings, selectedRunners } from '../config/settings.ts';
 import { isTerminal, type Run } from '../domain/run.ts';
 import type { Clock } from '../ports/clock.ts';
+import type { PreparedTask } from '../ports/launcher.ts';
 import type { LogStore } from '../ports/log-store.ts';
 import type { RunStore } from '../ports/run-store.ts';
 

@@ -1,5 +1,5 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { ApiDeps } from '../../functions/api/deps.ts';
+import type { ApiDeps } from '../http/api-deps.ts';
 import type { HttpHandler } from '../http/handler.ts';
 import type { AwsDeps } from './aws.ts';
 

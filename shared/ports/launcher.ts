@@ -1,4 +1,5 @@
 import type { Run, Runner } from '../domain/run.ts';
+import type { TaskSpec } from '../domain/task.ts';
 import type { LogPage } from './log-store.ts';
 
 /**
@@ -42,3 +43,22 @@ export interface Launcher {
 }
 
 export type Launchers = Partial<Record<Runner, Launcher>>;
+
+/** What task preparation hands a launcher: the secret-free spec and, apart, the values only the task's environment gets. */
+export interface PreparedTask {
+  readonly spec: TaskSpec;
+  /**
+   * Env name (`RW_SECRET_<n>`, `KUBECONFIG` …) → value: for the task's
+   * ephemeral environment only. Holds every secret env the spec names, except
+   * stored secrets when `resolveSecrets: false`.
+   */
+  readonly secretEnv: Readonly<Record<string, string>>;
+  /**
+   * Env name → name of the stored secret its value comes from, for backends
+   * that resolve references themselves (ECS `valueFrom`, Cloud Run Secret
+   * Manager). An env the spec names but this map lacks is material minted for
+   * this run (a token-prepared kubeconfig, a checked-out password): its value
+   * is only in `secretEnv`.
+   */
+  readonly secretRefs: Readonly<Record<string, string>>;
+}

@@ -4,7 +4,7 @@ import { ECSClient, ListTasksCommand } from '@aws-sdk/client-ecs';
 import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startedByFor } from '../../shared/adapters/ecs/handle.ts';
-import { encodeRunMessage } from '../../shared/app/deps.ts';
+import { encodeRunMessage } from '../../shared/domain/run-message.ts';
 import { useMoto } from '../support/moto.ts';
 import {
   type Api,

@@ -17,9 +17,10 @@ import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
 import { SqliteTargetStore } from '../../shared/adapters/sqlite/target-store.ts';
 import { SqliteWorkQueue } from '../../shared/adapters/sqlite/work-queue.ts';
-import { type AppDeps, encodeRunMessage } from '../../shared/app/deps.ts';
+import type { AppDeps } from '../../shared/app/deps.ts';
 import { loadSettings } from '../../shared/config/settings.ts';
 import { LauncherUnavailableError } from '../../shared/domain/errors.ts';
+import { encodeRunMessage } from '../../shared/domain/run-message.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import { type MotoServer, startMoto } from '../support/moto.ts';
 import {

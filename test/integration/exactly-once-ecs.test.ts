@@ -10,9 +10,9 @@ import { makeDispatchRuns, type SqsBatchHandler } from '../../functions/dispatch
 import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
 import { DynamoTargetStore } from '../../shared/adapters/dynamodb/target-store.ts';
 import { parseEcsHandle } from '../../shared/adapters/ecs/handle.ts';
-import { decodeRunMessage } from '../../shared/app/deps.ts';
 import { submitRun } from '../../shared/app/runs.ts';
 import { buildAwsDeps } from '../../shared/composition/aws.ts';
+import { decodeRunMessage } from '../../shared/domain/run-message.ts';
 import type { Launcher } from '../../shared/ports/launcher.ts';
 import { createRunTable, oneRequestAtATime, useMoto } from '../support/moto.ts';
 import { vmTarget } from '../unit/app/harness.ts';

@@ -23,7 +23,7 @@ import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/
 import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
 import { SqliteTargetStore } from '../../shared/adapters/sqlite/target-store.ts';
-import { type PreparedTask, prepareTask } from '../../shared/app/task-prep.ts';
+import { prepareTask } from '../../shared/app/task-prep.ts';
 import { loadSettings } from '../../shared/config/settings.ts';
 import {
   type DomainError,
@@ -33,6 +33,7 @@ import {
 import { newRun, type Run, type SecretBinding, transition } from '../../shared/domain/run.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
 import { newId } from '../../shared/ids.ts';
+import type { PreparedTask } from '../../shared/ports/launcher.ts';
 import type { LogPage } from '../../shared/ports/log-store.ts';
 import { exampleAssets, gcsAssetStore, gcsSigner } from '../support/asset-stores.ts';
 import { type FakeGcs, startFakeGcs } from '../support/fake-gcs.ts';

@@ -1,8 +1,8 @@
 import type { ContainerInstanceManagementClient } from '@azure/arm-containerinstance';
-import type { PreparedTask } from '../../app/task-prep.ts';
 import type { Settings } from '../../config/settings.ts';
 import type { Run } from '../../domain/run.ts';
 import type { Clock } from '../../ports/clock.ts';
+import type { PreparedTask } from '../../ports/launcher.ts';
 import type { LogStore } from '../../ports/log-store.ts';
 import { AciNotConfiguredError } from './errors.ts';
 

@@ -1,7 +1,7 @@
 import type { ContainerGroup, EnvironmentVariable } from '@azure/arm-containerinstance';
-import type { PreparedTask } from '../../app/task-prep.ts';
 import { LaunchRejectedError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
+import type { PreparedTask } from '../../ports/launcher.ts';
 import type { AciLauncherOptions } from './config.ts';
 
 export const RUN_ID_TAG = 'remote-worker:run-id';

@@ -1,8 +1,8 @@
 import type { ExecutionsClient, JobsClient, TasksClient } from '@google-cloud/run';
-import type { PreparedTask } from '../../app/task-prep.ts';
 import type { Settings } from '../../config/settings.ts';
 import { RunnerNotConfiguredError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
+import type { PreparedTask } from '../../ports/launcher.ts';
 import type { AuthorizedHttp, RetryTuning } from './google-http.ts';
 
 /** What the Cloud Run runner needs from the operator's settings. */

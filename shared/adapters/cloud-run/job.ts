@@ -1,7 +1,7 @@
 import type { protos } from '@google-cloud/run';
-import type { PreparedTask } from '../../app/task-prep.ts';
 import { LaunchRejectedError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
+import type { PreparedTask } from '../../ports/launcher.ts';
 import type { CloudRunLauncherOptions } from './config.ts';
 import { runLabels } from './handle.ts';
 

@@ -1,7 +1,7 @@
 import type { ECSClient } from '@aws-sdk/client-ecs';
-import type { PreparedTask } from '../../app/task-prep.ts';
 import type { Settings } from '../../config/settings.ts';
 import type { Run } from '../../domain/run.ts';
+import type { PreparedTask } from '../../ports/launcher.ts';
 import type { LogReader } from '../../ports/log-store.ts';
 import type { RunSecrets } from '../secrets-manager/run-secrets.ts';
 

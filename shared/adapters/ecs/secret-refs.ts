@@ -1,7 +1,7 @@
 import type { Secret } from '@aws-sdk/client-ecs';
-import type { PreparedTask } from '../../app/task-prep.ts';
 import { LauncherUnavailableError, LaunchRejectedError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
+import type { PreparedTask } from '../../ports/launcher.ts';
 import type { RunSecrets } from '../secrets-manager/run-secrets.ts';
 
 /** Run kinds whose connection material may be minted at launch (kubeconfig tokens, database logins). */

@@ -1,9 +1,9 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import type { PreparedTask } from '../../app/task-prep.ts';
 import type { Settings } from '../../config/settings.ts';
 import { RunnerNotConfiguredError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
 import type { Clock } from '../../ports/clock.ts';
+import type { PreparedTask } from '../../ports/launcher.ts';
 import type { LogStore } from '../../ports/log-store.ts';
 
 /** The settings the kubernetes runner reads, checked, with where its API credentials come from. */

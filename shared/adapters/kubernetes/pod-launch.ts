@@ -1,8 +1,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
-import type { PreparedTask } from '../../app/task-prep.ts';
 import { LauncherUnavailableError, LaunchRejectedError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
-import type { RunAttempt } from '../../ports/launcher.ts';
+import type { PreparedTask, RunAttempt } from '../../ports/launcher.ts';
 import type { KubernetesLauncherOptions } from './config.ts';
 import { configMapNameFor, formatKubernetesHandle, podNameFor, secretNameFor } from './handle.ts';
 import type { KubeApi } from './kube-api.ts';

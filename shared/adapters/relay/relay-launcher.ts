@@ -1,5 +1,5 @@
-import { encodeRunMessage } from '../../app/deps.ts';
 import type { Run } from '../../domain/run.ts';
+import { encodeRunMessage } from '../../domain/run-message.ts';
 import type { BackendStatus, Launcher, LaunchRequest } from '../../ports/launcher.ts';
 import type { LogPage, LogReader } from '../../ports/log-store.ts';
 import type { WorkQueue } from '../../ports/work-queue.ts';

@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { getBatch, retryBatch, submitBatch } from '../../../shared/app/batches.ts';
-import { decodeRunMessage } from '../../../shared/app/deps.ts';
 import { settleRun } from '../../../shared/app/run-updates.ts';
 import {
   AssetNotFoundError,
@@ -9,6 +8,7 @@ import {
   SelectionRefusedError,
 } from '../../../shared/domain/errors.ts';
 import { transition } from '../../../shared/domain/run.ts';
+import { decodeRunMessage } from '../../../shared/domain/run-message.ts';
 import { SubmitBatchBody } from '../../../shared/http/schemas.ts';
 import { makeTestApp, type TestApp, vmTarget } from './harness.ts';
 

@@ -6,7 +6,7 @@ import { openDatabase } from '../../../shared/adapters/sqlite/database.ts';
 import { SqliteRunStore } from '../../../shared/adapters/sqlite/run-store.ts';
 import { SqliteTargetStore } from '../../../shared/adapters/sqlite/target-store.ts';
 import { SqliteWorkQueue } from '../../../shared/adapters/sqlite/work-queue.ts';
-import { type AppDeps, encodeRunMessage } from '../../../shared/app/deps.ts';
+import type { AppDeps } from '../../../shared/app/deps.ts';
 import { dispatchRun } from '../../../shared/app/dispatch.ts';
 import { settleRun } from '../../../shared/app/run-updates.ts';
 import { cancelRun } from '../../../shared/app/runs.ts';
@@ -18,6 +18,7 @@ import {
   LaunchRejectedError,
 } from '../../../shared/domain/errors.ts';
 import { amend, isTerminal, type Run, type RunState, transition } from '../../../shared/domain/run.ts';
+import { encodeRunMessage } from '../../../shared/domain/run-message.ts';
 import type { Target } from '../../../shared/domain/target.ts';
 import type { RunStore } from '../../../shared/ports/run-store.ts';
 import type { TargetStore } from '../../../shared/ports/target-store.ts';

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { decodeRunMessage } from '../../../shared/app/deps.ts';
 import { reconcileRuns } from '../../../shared/app/reconcile.ts';
 import { settleRun } from '../../../shared/app/run-updates.ts';
 import { transition } from '../../../shared/domain/run.ts';
+import { decodeRunMessage } from '../../../shared/domain/run-message.ts';
 import { createQueuedRun, makeTestApp, markLaunched, type TestApp, vmTarget } from './harness.ts';
 
 const OPTIONS = { requeueAfterSeconds: 60, deadlineGraceSeconds: 30 } as const;

@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { decodeRunMessage } from '../../../shared/app/deps.ts';
 import { settleRun } from '../../../shared/app/run-updates.ts';
 import { cancelRun, submitRun } from '../../../shared/app/runs.ts';
 import {
@@ -11,6 +10,7 @@ import {
   ValidationError,
 } from '../../../shared/domain/errors.ts';
 import { transition } from '../../../shared/domain/run.ts';
+import { decodeRunMessage } from '../../../shared/domain/run-message.ts';
 import { SubmitRunBody } from '../../../shared/http/schemas.ts';
 import { createQueuedRun, makeTestApp, markLaunched, type TestApp, vmTarget } from './harness.ts';
 

@@ -10,9 +10,9 @@ import { SqliteLogStore } from '../../../shared/adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../../../shared/adapters/sqlite/run-store.ts';
 import { SqliteTargetStore } from '../../../shared/adapters/sqlite/target-store.ts';
 import { SqliteWorkQueue } from '../../../shared/adapters/sqlite/work-queue.ts';
-import { encodeRunMessage } from '../../../shared/app/deps.ts';
 import { cancelRun } from '../../../shared/app/runs.ts';
 import { isTerminal, type Run, transition } from '../../../shared/domain/run.ts';
+import { encodeRunMessage } from '../../../shared/domain/run-message.ts';
 import { systemClock } from '../../../shared/ports/clock.ts';
 import type {
   ExecutionRequest,

@@ -4,10 +4,10 @@ import {
   jobEnvironment,
   jobFor,
 } from '../../../../shared/adapters/cloud-run/job.ts';
-import type { PreparedTask } from '../../../../shared/app/task-prep.ts';
 import { LaunchRejectedError } from '../../../../shared/domain/errors.ts';
 import { newRun, type Run } from '../../../../shared/domain/run.ts';
 import type { TaskSpec } from '../../../../shared/domain/task.ts';
+import type { PreparedTask } from '../../../../shared/ports/launcher.ts';
 
 const run = (timeoutSeconds = 600): Run =>
   newRun(

@@ -7,10 +7,10 @@ import {
   secretReferences,
 } from '../../../../shared/adapters/ecs/secret-refs.ts';
 import { SecretsManagerRunSecrets } from '../../../../shared/adapters/secrets-manager/run-secrets.ts';
-import type { PreparedTask } from '../../../../shared/app/task-prep.ts';
 import { LaunchRejectedError } from '../../../../shared/domain/errors.ts';
 import { newRun, RUN_KINDS, type Run } from '../../../../shared/domain/run.ts';
 import type { TaskSpec } from '../../../../shared/domain/task.ts';
+import type { PreparedTask } from '../../../../shared/ports/launcher.ts';
 import { useMoto } from '../../../support/moto.ts';
 
 const run = (kind: Run['kind'] = 'vm', id = 'run-refs'): Run =>

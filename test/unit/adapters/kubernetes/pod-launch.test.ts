@@ -6,10 +6,10 @@ import {
   secretNameFor,
 } from '../../../../shared/adapters/kubernetes/handle.ts';
 import { launchPod } from '../../../../shared/adapters/kubernetes/pod-launch.ts';
-import type { PreparedTask } from '../../../../shared/app/task-prep.ts';
 import { LaunchRejectedError } from '../../../../shared/domain/errors.ts';
 import { newRun, type Run, transition } from '../../../../shared/domain/run.ts';
 import type { TaskSpec } from '../../../../shared/domain/task.ts';
+import type { PreparedTask } from '../../../../shared/ports/launcher.ts';
 import { type KubePeers, startKubePeers } from '../../../support/kube-peers.ts';
 
 describe('launchPod', () => {
