@@ -61,7 +61,7 @@ export const START: readonly Prerequisite[] = [
   {
     name: 'ansible',
     why: 'ansible-playbook for local runs, with the collections the examples use (kubernetes.core, community.postgresql …): about 260 MB',
-    commands: ['ansible-playbook'],
+    commands: ['ansible-playbook', 'ansible-inventory'],
     collections: ['kubernetes.core', 'community.postgresql'],
     packages: { apt: ['ansible'], dnf: ['ansible'], apk: ['ansible'], brew: ['ansible'] },
   },

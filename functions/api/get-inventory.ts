@@ -1,12 +1,21 @@
 import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import { hypervisorInventory } from '../../shared/domain/hypervisors.ts';
 import { registryInventory } from '../../shared/domain/inventory.ts';
+import { mergeInventory } from '../../shared/domain/inventory-groups.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import type { ApiDeps } from './deps.ts';
 
-/** GET /inventory: Ansible dynamic JSON inventory built from the registry. */
+/**
+ * GET /inventory: Ansible dynamic JSON inventory built from the registry and
+ * every hypervisor integration that is enabled and has a host.
+ */
 export const makeGetInventory = (deps: ApiDeps) =>
   httpHandler(deps, {
-    handle: async () => json(200, registryInventory(await deps.store.listTargets())),
+    handle: async () =>
+      json(
+        200,
+        mergeInventory(registryInventory(await deps.store.listTargets()), hypervisorInventory(deps.settings)),
+      ),
   });
 
 export const handler = lambdaHttpHandler(makeGetInventory);

@@ -5,6 +5,7 @@ import { STORAGE_BACKENDS } from '../domain/asset-access.ts';
 import { type FieldError, SettingsInvalidError } from '../domain/errors.ts';
 import { isDnsLabel, isDnsSubdomain } from '../domain/kubernetes-names.ts';
 import { RUNNERS, type Runner } from '../domain/run.ts';
+import { HYPERVISOR_SETTINGS } from './hypervisor-settings.ts';
 
 /**
  * The one schema for operator settings and its loader.
@@ -199,6 +200,9 @@ export const SettingsSchema = z
     /** The NAME of the secret holding the API token, never the token. */
     portainer_api_token_secret: text().optional(),
     portainer_allowed_source_cidrs: list(z.string()).pipe(z.array(cidr)).optional(),
+
+    // On-prem hypervisor integrations: <h>_enabled, <h>_host, <h>_user, <h>_password_secret (hypervisor-settings.ts).
+    ...HYPERVISOR_SETTINGS,
   })
   .superRefine((s, ctx) => {
     const needs = (key: keyof typeof s, why: string) => {

@@ -369,6 +369,11 @@ describe('SettingsSchema', () => {
       // Local mode's ECS runner.
       'ansible_ecs_task_definitions',
       'ansible_ecs_log_group',
+      // On-prem hypervisor integrations (the seeds' Settings → Integrations).
+      ...['proxmox', 'vsphere', 'hyperv', 'xcpng', 'nutanix'].flatMap((h) =>
+        ['enabled', 'host', 'user', 'password_secret'].map((k) => `${h}_${k}`),
+      ),
+      'proxmox_token_secret',
     ];
 
     expect([...SETTING_KEYS].sort()).toEqual([...contract].sort());

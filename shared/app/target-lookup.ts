@@ -1,0 +1,33 @@
+import {
+  configuredHypervisor,
+  type HypervisorSettings,
+  hypervisorTarget,
+  isHypervisor,
+} from '../domain/hypervisors.ts';
+import type { Target } from '../domain/target.ts';
+import type { RunStore } from '../ports/run-store.ts';
+
+/** What a lookup reads: the registry, and the settings hypervisor groups come from. */
+export interface TargetLookupDeps {
+  readonly store: Pick<RunStore, 'getTarget'>;
+  readonly settings?: HypervisorSettings | undefined;
+}
+
+/**
+ * The target a run names, wherever it lives: a hypervisor group's name
+ * (`proxmox`, `hyperv` …) is that integration when it is enabled and has a
+ * host (undefined otherwise: selectionProblem then says it is not a
+ * configured hypervisor); any other id is a registry row. Every place that
+ * turns a run's `targetId` into a target goes through here, so submit and
+ * dispatch agree.
+ *
+ * @example
+ * const target = await lookupTarget(deps, run.targetId); // VmTarget for "proxmox", a registry row otherwise
+ */
+export async function lookupTarget(deps: TargetLookupDeps, id: string): Promise<Target | undefined> {
+  if (isHypervisor(id)) {
+    const configured = deps.settings === undefined ? undefined : configuredHypervisor(deps.settings, id);
+    return configured === undefined ? undefined : hypervisorTarget(configured);
+  }
+  return deps.store.getTarget(id);
+}
