@@ -95,6 +95,13 @@ export const TEST: readonly Prerequisite[] = [
     packages: { apt: ['python3-psycopg2'] },
   },
   {
+    name: 'openssh-server',
+    why: 'a real sshd the troubleshooting test makes a play fail to authenticate against (a refused key)',
+    files: ['/usr/sbin/sshd'],
+    alsoProvides: ['sshd'],
+    packages: { apt: ['openssh-server'] },
+  },
+  {
     name: 'openssl',
     why: 'private CAs and certificates for the loopback HTTPS fakes',
     commands: ['openssl'],

@@ -7,6 +7,7 @@ import { endRun } from '../../shared/app/credentials.ts';
 import { decodeRunMessage } from '../../shared/app/deps.ts';
 import { settleRun } from '../../shared/app/run-updates.ts';
 import { prepareTask } from '../../shared/app/task-prep.ts';
+import { troubledReason } from '../../shared/app/trouble-reason.ts';
 import { DomainError } from '../../shared/domain/errors.ts';
 import {
   amend,
@@ -18,6 +19,7 @@ import {
   type RunState,
   transition,
 } from '../../shared/domain/run.ts';
+import { detectTrouble } from '../../shared/domain/troubleshooting.ts';
 import type { AssetStore } from '../../shared/ports/asset-store.ts';
 import type { Clock } from '../../shared/ports/clock.ts';
 import type { ClusterAuth } from '../../shared/ports/cluster-auth.ts';
@@ -280,7 +282,7 @@ export class RelayAgent {
       return;
     }
 
-    const shipper = new LogShipper(this.o.logs, runId);
+    const shipper = new LogShipper(this.o.logs, runId).watchFor(run.kind);
     const workDir = join(this.o.workRoot, runId);
     const attemptFile = join(workDir, ATTEMPT_FILE);
     let execution: RunningExecution;
@@ -307,7 +309,9 @@ export class RelayAgent {
         );
       }
     } catch (error) {
-      const reason = error instanceof DomainError ? error.message : 'The relay could not start the task';
+      const what = error instanceof DomainError ? error.message : 'The relay could not start the task';
+      const trouble = detectTrouble(what, run.kind);
+      const reason = trouble === undefined ? what : await troubledReason(this.o, run, trouble, what);
       if (!(error instanceof DomainError))
         this.o.logger.error('relay: start failed', { runId, error: error as Error });
       shipper.system(`remote-worker: ${reason}`);
@@ -332,7 +336,7 @@ export class RelayAgent {
   }
 
   private async adoptAndFinish(run: Run, execHandle: string): Promise<void> {
-    const shipper = new LogShipper(this.o.logs, run.id);
+    const shipper = new LogShipper(this.o.logs, run.id).watchFor(run.kind);
     const workDir = join(this.o.workRoot, run.id);
     const execution = await this.o.executor.adopt(execHandle, workDir, (lines) => shipper.push(lines));
     shipper.system(`remote-worker: relay ${this.o.id} restarted and adopted this run`);
@@ -369,7 +373,10 @@ export class RelayAgent {
       clearTimeout(deadlineTimer);
       clearInterval(cancelPoll);
     }
-    const [state, reason] = outcome(result, stopReason, shipper.lastProblem, run.timeoutSeconds);
+    const [state, what] = outcome(result, stopReason, shipper.lastProblem, run.timeoutSeconds);
+    const trouble = state === 'failed' ? shipper.trouble : undefined;
+    const reason =
+      trouble === undefined || what === undefined ? what : await troubledReason(this.o, run, trouble, what);
     shipper.system(`remote-worker: ${state}${reason === undefined ? '' : ` (${reason})`}`);
     await shipper.close();
     await this.settle(run.id, state, reason, result.exitCode);

@@ -132,7 +132,8 @@ describe('examples/inventory/remote_worker.py against local mode', () => {
       REMOTE_WORKER_TOKEN: 'rw_wrong_token',
       ANSIBLE_INVENTORY_UNPARSED_FAILED: '1',
     }).catch((error: { code: number; stderr: string }) => error);
-    const missing = await execFileAsync(SCRIPT, ['--list'], {
+    // ansible-inventory runs the script through its shebang; python3 here to read its own stderr.
+    const missing = await execFileAsync('python3', [SCRIPT, '--list'], {
       env: { PATH: env.PATH ?? '' },
     }).catch((error: { code: number; stderr: string }) => error);
 
