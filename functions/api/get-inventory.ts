@@ -7,14 +7,19 @@ import type { ApiDeps } from './deps.ts';
 
 /**
  * GET /inventory: Ansible dynamic JSON inventory built from the registry and
- * every hypervisor integration that is enabled and has a host.
+ * every hypervisor integration that is enabled and has a host, and the
+ * discovered cloud VMs (one group per cloud).
  */
 export const makeGetInventory = (deps: ApiDeps) =>
   httpHandler(deps, {
     handle: async () =>
       json(
         200,
-        mergeInventory(registryInventory(await deps.store.listTargets()), hypervisorInventory(deps.settings)),
+        mergeInventory(
+          registryInventory(await deps.store.listTargets()),
+          hypervisorInventory(deps.settings),
+          ...(deps.discovery === undefined ? [] : [deps.discovery.inventory()]),
+        ),
       ),
   });
 

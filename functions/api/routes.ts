@@ -3,6 +3,7 @@ import { makeCancelRun } from './cancel-run.ts';
 import { makeDeleteTarget } from './delete-target.ts';
 import type { ApiDeps } from './deps.ts';
 import { makeGetBatch } from './get-batch.ts';
+import { makeGetDiscovery } from './get-discovery.ts';
 import { makeGetInventory } from './get-inventory.ts';
 import { makeGetOpenApi } from './get-openapi.ts';
 import { makeGetRun } from './get-run.ts';
@@ -13,6 +14,7 @@ import { makeListAssets } from './list-assets.ts';
 import { makeListRuns } from './list-runs.ts';
 import { makeListTargets } from './list-targets.ts';
 import { makePutTarget } from './put-target.ts';
+import { makeRefreshDiscovery } from './refresh-discovery.ts';
 import { makeRetryBatch } from './retry-batch.ts';
 import { makeSubmitBatch } from './submit-batch.ts';
 import { makeSubmitRun } from './submit-run.ts';
@@ -26,6 +28,8 @@ export const API_ROUTES = {
   'GET /targets/{id}': makeGetTarget,
   'DELETE /targets/{id}': makeDeleteTarget,
   'GET /inventory': makeGetInventory,
+  'GET /discovery': makeGetDiscovery,
+  'POST /discovery/refresh': makeRefreshDiscovery,
   'POST /runs': makeSubmitRun,
   'GET /runs': makeListRuns,
   'GET /runs/{id}': makeGetRun,

@@ -6,6 +6,7 @@ import type { ConnectionDeps } from '../../shared/app/connection-material.ts';
 import { endRun } from '../../shared/app/credentials.ts';
 import { decodeRunMessage } from '../../shared/app/deps.ts';
 import { settleRun } from '../../shared/app/run-updates.ts';
+import type { TargetLookupDeps } from '../../shared/app/target-lookup.ts';
 import { prepareTask } from '../../shared/app/task-prep.ts';
 import { troubledReason } from '../../shared/app/trouble-reason.ts';
 import { DomainError } from '../../shared/domain/errors.ts';
@@ -61,6 +62,8 @@ export interface RelayAgentOptions {
   readonly killGraceMs?: number;
   /** SSH key names and the Portainer connection (connection material); none when absent. */
   readonly settings?: ConnectionDeps['settings'];
+  /** Discovered cloud VMs, so runs on them find their target. */
+  readonly discovery?: TargetLookupDeps['discovery'];
   /** Token preparation for EKS/AKS/GKE kubeconfigs. */
   readonly clusterAuth?: ClusterAuth;
   /** Just-in-time checkouts for registered databases, checked in when the run ends. */

@@ -9,6 +9,7 @@ import type { RunSecretStore } from '../ports/run-secret-store.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { WorkQueue } from '../ports/work-queue.ts';
 import type { AssetStorage } from './asset-access.ts';
+import type { DiscoveryCache } from './discovery.ts';
 
 /** Whether `local` (relay) runs can be served here, and why not. */
 export interface RelayAvailability {
@@ -41,6 +42,8 @@ export interface AppDeps {
    * RUN_SECRETS_PREFIX). Absent: such runs are refused.
    */
   readonly runSecrets?: RunSecretStore;
+  /** Discovered cloud VMs (discovery_clouds); absent when no cloud is listed. */
+  readonly discovery?: DiscoveryCache;
 }
 
 /** The message on the dispatch and relay queues: ids only, never a secret. */

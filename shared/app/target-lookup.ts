@@ -6,18 +6,22 @@ import {
 } from '../domain/hypervisors.ts';
 import type { Target } from '../domain/target.ts';
 import type { RunStore } from '../ports/run-store.ts';
+import type { DiscoveryCache } from './discovery.ts';
 
 /** What a lookup reads: the registry, and the settings hypervisor groups come from. */
 export interface TargetLookupDeps {
   readonly store: Pick<RunStore, 'getTarget'>;
   readonly settings?: HypervisorSettings | undefined;
+  /** Discovered cloud VMs, looked up when the registry has no row with the id. */
+  readonly discovery?: Pick<DiscoveryCache, 'target'> | undefined;
 }
 
 /**
  * The target a run names, wherever it lives: a hypervisor group's name
  * (`proxmox`, `hyperv` …) is that integration when it is enabled and has a
  * host (undefined otherwise: selectionProblem then says it is not a
- * configured hypervisor); any other id is a registry row. Every place that
+ * configured hypervisor); any other id is a registry row, else a discovered
+ * cloud VM (`aws-i-…`). Every place that
  * turns a run's `targetId` into a target goes through here, so submit and
  * dispatch agree.
  *
@@ -29,5 +33,5 @@ export async function lookupTarget(deps: TargetLookupDeps, id: string): Promise<
     const configured = deps.settings === undefined ? undefined : configuredHypervisor(deps.settings, id);
     return configured === undefined ? undefined : hypervisorTarget(configured);
   }
-  return deps.store.getTarget(id);
+  return (await deps.store.getTarget(id)) ?? deps.discovery?.target(id);
 }

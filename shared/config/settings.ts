@@ -5,6 +5,7 @@ import { STORAGE_BACKENDS } from '../domain/asset-access.ts';
 import { type FieldError, SettingsInvalidError } from '../domain/errors.ts';
 import { isDnsLabel, isDnsSubdomain } from '../domain/kubernetes-names.ts';
 import { RUNNERS, type Runner } from '../domain/run.ts';
+import { DISCOVERY_SETTINGS } from './discovery-settings.ts';
 import { HYPERVISOR_SETTINGS } from './hypervisor-settings.ts';
 
 /**
@@ -203,6 +204,8 @@ export const SettingsSchema = z
 
     // On-prem hypervisor integrations: <h>_enabled, <h>_host, <h>_user, <h>_password_secret (hypervisor-settings.ts).
     ...HYPERVISOR_SETTINGS,
+    // Cloud VM discovery: discovery_clouds, per-cloud scopes, the schedule (discovery-settings.ts).
+    ...DISCOVERY_SETTINGS,
   })
   .superRefine((s, ctx) => {
     const needs = (key: keyof typeof s, why: string) => {

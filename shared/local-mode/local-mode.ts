@@ -22,6 +22,7 @@ import type { AppDeps } from '../app/deps.ts';
 import { BackendPoller, POLLED_BACKENDS, pollerOptionsFrom } from '../app/poll-backends.ts';
 import { reconcileRuns } from '../app/reconcile.ts';
 import { prepareTask } from '../app/task-prep.ts';
+import { buildDiscovery } from '../composition/discovery.ts';
 import {
   buildKubernetesLauncher,
   collectKubernetesOrphans,
@@ -156,7 +157,13 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
 
   const clusterAuth = new CloudClusterAuth({ clock });
   const credentials = lazyPasswordSafe(settings, secrets);
-  const material = { settings, clusterAuth, ...(credentials === undefined ? {} : { credentials }) };
+  const discovery = buildDiscovery({ settings, env, clock, logger });
+  const material = {
+    settings,
+    clusterAuth,
+    ...(credentials === undefined ? {} : { credentials }),
+    ...(discovery === undefined ? {} : { discovery: discovery.cache }),
+  };
   const prepareDeps = {
     store,
     assets,
@@ -203,6 +210,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     logger,
     ...(credentials === undefined ? {} : { credentials }),
     runSecrets,
+    ...(discovery === undefined ? {} : { discovery: discovery.cache }),
   };
   const apiDeps = { ...deps, authenticate: bearerAuthenticator(token), logger };
   const handlers: Record<string, HttpHandler> = {};
@@ -306,6 +314,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     logger,
     async close({ drainMs = 10_000 } = {}) {
       clearInterval(reconcileTimer);
+      discovery?.stop();
       if (pollTimer !== undefined) clearInterval(pollTimer);
       await polling;
       await new Promise<void>((ok) => {

@@ -374,6 +374,12 @@ describe('SettingsSchema', () => {
         ['enabled', 'host', 'user', 'password_secret'].map((k) => `${h}_${k}`),
       ),
       'proxmox_token_secret',
+      // Cloud VM discovery.
+      'discovery_clouds',
+      'discovery_aws_regions',
+      'discovery_azure_resource_groups',
+      'discovery_gcp_zones',
+      'discovery_refresh_seconds',
     ];
 
     expect([...SETTING_KEYS].sort()).toEqual([...contract].sort());
