@@ -1,5 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { Ec2VmDiscovery } from '../adapters/ec2/vm-discovery.ts';
+import { GceVmDiscovery } from '../adapters/gce/vm-discovery.ts';
 import { DiscoveryCache } from '../app/discovery.ts';
 import { DEFAULT_DISCOVERY_REFRESH_SECONDS } from '../config/discovery-settings.ts';
 import type { Settings } from '../config/settings.ts';
@@ -15,7 +16,8 @@ export interface BuiltDiscovery {
 /**
  * The discovery cache for the clouds `discovery_clouds` names, refreshing on
  * `discovery_refresh_seconds`; undefined when no cloud is named. EC2 lists
- * `discovery_aws_regions`, else the environment's region.
+ * `discovery_aws_regions`, else the environment's region; GCE lists
+ * `gcp_project_id`, in `discovery_gcp_zones` or every zone.
  */
 export function buildDiscovery(options: {
   readonly settings: Settings;
@@ -34,6 +36,18 @@ export function buildDiscovery(options: {
         continue;
       }
       sources.push(new Ec2VmDiscovery({ regions }));
+    }
+    if (cloud === 'gcp') {
+      if (settings.gcp_project_id === undefined) {
+        options.logger.warn('discovery: gcp is listed but gcp_project_id is not set');
+        continue;
+      }
+      sources.push(
+        new GceVmDiscovery({
+          project: settings.gcp_project_id,
+          ...(settings.discovery_gcp_zones === undefined ? {} : { zones: settings.discovery_gcp_zones }),
+        }),
+      );
     }
   }
   if (sources.length === 0) return undefined;

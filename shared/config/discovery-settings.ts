@@ -13,14 +13,14 @@ const items = z
 
 export const DISCOVERY_SETTINGS = {
   /**
-   * Which clouds to list VMs from; unset, none. `aws` only for now: Azure Compute and GCE discovery are
-   * not built yet, and naming them is refused here rather than discovering nothing.
+   * Which clouds to list VMs from; unset, none. `aws` and `gcp`: Azure Compute discovery is not built
+   * yet, and naming it is refused here rather than discovering nothing.
    */
   discovery_clouds: items
     .pipe(
       z.array(
-        z.enum(HOSTING_CLOUDS).refine((cloud) => cloud === 'aws', {
-          error: (issue) => `${String(issue.input)} VM discovery is not available yet; only aws is`,
+        z.enum(HOSTING_CLOUDS).refine((cloud) => cloud !== 'azure', {
+          error: 'azure VM discovery is not available yet; aws and gcp are',
         }),
       ),
     )

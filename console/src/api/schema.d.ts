@@ -701,7 +701,7 @@ export type components = {
                 };
             };
             vms: {
-                /** @description the target id: `aws-<instance id>` */
+                /** @description the target id: `aws-<instance id>`, `gcp-<zone>-<name>` */
                 id: string;
                 /** @enum {string} */
                 cloud: "aws" | "azure" | "gcp";
