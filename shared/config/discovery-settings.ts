@@ -12,19 +12,8 @@ const items = z
   );
 
 export const DISCOVERY_SETTINGS = {
-  /**
-   * Which clouds to list VMs from; unset, none. `aws` and `gcp`: Azure Compute discovery is not built
-   * yet, and naming it is refused here rather than discovering nothing.
-   */
-  discovery_clouds: items
-    .pipe(
-      z.array(
-        z.enum(HOSTING_CLOUDS).refine((cloud) => cloud !== 'azure', {
-          error: 'azure VM discovery is not available yet; aws and gcp are',
-        }),
-      ),
-    )
-    .optional(),
+  /** Which clouds to list VMs from (`aws`, `azure`, `gcp`); unset, none. */
+  discovery_clouds: items.pipe(z.array(z.enum(HOSTING_CLOUDS))).optional(),
   /** EC2 regions to list; unset, the region of the environment (AWS_REGION). */
   discovery_aws_regions: items
     .pipe(z.array(z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be a region such as eu-west-1')))

@@ -9,7 +9,7 @@ const CloudDiscovery = z.object({
 });
 
 const DiscoveredVm = z.object({
-  id: z.string().describe('the target id: `aws-<instance id>`, `gcp-<zone>-<name>`'),
+  id: z.string().describe('the target id: `aws-<instance id>`, `azure-<group>-<name>`, `gcp-<zone>-<name>`'),
   cloud: z.enum(HOSTING_CLOUDS),
   name: z.string(),
   cloudId: z.string(),

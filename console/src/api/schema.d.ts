@@ -701,7 +701,7 @@ export type components = {
                 };
             };
             vms: {
-                /** @description the target id: `aws-<instance id>`, `gcp-<zone>-<name>` */
+                /** @description the target id: `aws-<instance id>`, `azure-<group>-<name>`, `gcp-<zone>-<name>` */
                 id: string;
                 /** @enum {string} */
                 cloud: "aws" | "azure" | "gcp";
