@@ -144,6 +144,20 @@ describe('examples/inventory/remote_worker.py against local mode', () => {
     expect((missing as { stderr: string }).stderr).toContain('set REMOTE_WORKER_TOKEN');
   });
 
+  it('refuses a registry row named like a hypervisor group, and a run on a group that is not configured', async () => {
+    const put = await api('PUT', '/targets/proxmox', LOCALHOST_TARGET);
+    const run = await api('POST', '/runs', { kind: 'vm', targetId: 'vsphere', asset: 'hello/site.yml' });
+
+    expect(put.status).toBe(400);
+    expect(put.body.detail).toBe(
+      'proxmox is the name of the Proxmox hypervisor group: register the target under another id',
+    );
+    expect(run.status).toBe(400);
+    expect(run.body.detail).toBe(
+      'Target vsphere is not a configured hypervisor: the hypervisor integration is either disabled or has no host set. Enable it and fill in the host (vsphere_enabled: true and vsphere_host)',
+    );
+  });
+
   it('shows why the REST example no longer says to save the answer: a saved file is not an inventory', async () => {
     const saved = join(work, 'inventory.json');
     writeFileSync(saved, JSON.stringify((await api('GET', '/inventory')).body));
