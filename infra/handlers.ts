@@ -63,6 +63,9 @@ export const API_HANDLERS = {
   'GET /targets/{id}': api('get-target', 'Read a target', READ),
   'DELETE /targets/{id}': api('delete-target', 'Delete a target', WRITE),
   'GET /inventory': api('get-inventory', 'Ansible inventory from the registry', READ),
+  // Discovery's cache lives in local mode's process; a deployed stack answers an empty list (docs/runners.md).
+  'GET /discovery': api('get-discovery', 'Discovered cloud VMs', []),
+  'POST /discovery/refresh': api('refresh-discovery', 'Refresh discovered cloud VMs', []),
   'POST /runs': api('submit-run', 'Submit a run', SUBMIT),
   'GET /runs': api('list-runs', 'List runs', READ),
   'GET /runs/{id}': api('get-run', 'Read a run', READ),

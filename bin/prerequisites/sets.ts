@@ -61,7 +61,7 @@ export const START: readonly Prerequisite[] = [
   {
     name: 'ansible',
     why: 'ansible-playbook for local runs, with the collections the examples use (kubernetes.core, community.postgresql …): about 260 MB',
-    commands: ['ansible-playbook'],
+    commands: ['ansible-playbook', 'ansible-inventory'],
     collections: ['kubernetes.core', 'community.postgresql'],
     packages: { apt: ['ansible'], dnf: ['ansible'], apk: ['ansible'], brew: ['ansible'] },
   },
@@ -93,6 +93,13 @@ export const TEST: readonly Prerequisite[] = [
     python: { interpreter: '/usr/bin/python3', modules: ['psycopg2'] },
     usedBy: 'ansible-playbook',
     packages: { apt: ['python3-psycopg2'] },
+  },
+  {
+    name: 'openssh-server',
+    why: 'a real sshd the troubleshooting test makes a play fail to authenticate against (a refused key)',
+    files: ['/usr/sbin/sshd'],
+    alsoProvides: ['sshd'],
+    packages: { apt: ['openssh-server'] },
   },
   {
     name: 'openssl',

@@ -1,12 +1,26 @@
 import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import { hypervisorInventory } from '../../shared/domain/hypervisors.ts';
 import { registryInventory } from '../../shared/domain/inventory.ts';
+import { mergeInventory } from '../../shared/domain/inventory-groups.ts';
 import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 
-/** GET /inventory: Ansible dynamic JSON inventory built from the registry. */
+/**
+ * GET /inventory: Ansible dynamic JSON inventory built from the registry and
+ * every hypervisor integration that is enabled and has a host, and the
+ * discovered cloud VMs (one group per cloud).
+ */
 export const makeGetInventory = (deps: ApiDeps) =>
   httpHandler(deps, {
-    handle: async () => json(200, registryInventory(await deps.targets.listTargets())),
+    handle: async () =>
+      json(
+        200,
+        mergeInventory(
+          registryInventory(await deps.targets.listTargets()),
+          hypervisorInventory(deps.settings),
+          ...(deps.discovery === undefined ? [] : [deps.discovery.inventory()]),
+        ),
+      ),
   });
 
 export const handler = lambdaHttpHandler(makeGetInventory);

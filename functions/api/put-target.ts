@@ -1,4 +1,6 @@
 import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import { ValidationError } from '../../shared/domain/errors.ts';
+import { reservedTargetIdProblem } from '../../shared/domain/hypervisors.ts';
 import { type Target, TargetBodySchema } from '../../shared/domain/target.ts';
 import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
@@ -10,6 +12,9 @@ export const makePutTarget = (deps: ApiDeps) =>
     params: TargetIdParams,
     body: TargetBodySchema,
     handle: async ({ params, body }) => {
+      const reserved = reservedTargetIdProblem(params.id);
+      if (reserved !== undefined)
+        throw new ValidationError(reserved, [{ path: 'path.id', message: reserved }]);
       const existing = await deps.targets.getTarget(params.id);
       const now = deps.clock.now();
       const target = {

@@ -4,6 +4,7 @@ import type { RouteKey } from '../../shared/http/route-docs.ts';
 import { makeCancelRun } from './cancel-run.ts';
 import { makeDeleteTarget } from './delete-target.ts';
 import { makeGetBatch } from './get-batch.ts';
+import { makeGetDiscovery } from './get-discovery.ts';
 import { makeGetInventory } from './get-inventory.ts';
 import { makeGetOpenApi } from './get-openapi.ts';
 import { makeGetRun } from './get-run.ts';
@@ -14,6 +15,7 @@ import { makeListAssets } from './list-assets.ts';
 import { makeListRuns } from './list-runs.ts';
 import { makeListTargets } from './list-targets.ts';
 import { makePutTarget } from './put-target.ts';
+import { makeRefreshDiscovery } from './refresh-discovery.ts';
 import { makeRetryBatch } from './retry-batch.ts';
 import { makeSubmitBatch } from './submit-batch.ts';
 import { makeSubmitRun } from './submit-run.ts';
@@ -27,6 +29,8 @@ export const API_ROUTES = {
   'GET /targets/{id}': makeGetTarget,
   'DELETE /targets/{id}': makeDeleteTarget,
   'GET /inventory': makeGetInventory,
+  'GET /discovery': makeGetDiscovery,
+  'POST /discovery/refresh': makeRefreshDiscovery,
   'POST /runs': makeSubmitRun,
   'GET /runs': makeListRuns,
   'GET /runs/{id}': makeGetRun,

@@ -5,7 +5,9 @@ import type { AssetStorage } from '../../shared/app/asset-access.ts';
 import type { ConnectionDeps } from '../../shared/app/connection-material.ts';
 import { endRun } from '../../shared/app/credentials.ts';
 import { settleRun } from '../../shared/app/run-updates.ts';
+import type { TargetLookupDeps } from '../../shared/app/target-lookup.ts';
 import { prepareTask } from '../../shared/app/task-prep.ts';
+import { troubledReason } from '../../shared/app/trouble-reason.ts';
 import { DomainError } from '../../shared/domain/errors.ts';
 import {
   amend,
@@ -18,6 +20,7 @@ import {
   transition,
 } from '../../shared/domain/run.ts';
 import { decodeRunMessage } from '../../shared/domain/run-message.ts';
+import { detectTrouble } from '../../shared/domain/troubleshooting.ts';
 import { sleep } from '../../shared/lib/sleep.ts';
 import type { AssetStore } from '../../shared/ports/asset-store.ts';
 import type { Clock } from '../../shared/ports/clock.ts';
@@ -62,6 +65,8 @@ export interface RelayAgentOptions {
   readonly killGraceMs?: number;
   /** SSH key names and the Portainer connection (connection material); none when absent. */
   readonly settings?: ConnectionDeps['settings'];
+  /** Discovered cloud VMs, so runs on them find their target. */
+  readonly discovery?: TargetLookupDeps['discovery'];
   /** Token preparation for EKS/AKS/GKE kubeconfigs. */
   readonly clusterAuth?: ClusterAuth;
   /** Just-in-time checkouts for registered databases, checked in when the run ends. */
@@ -283,7 +288,7 @@ export class RelayAgent {
       return;
     }
 
-    const shipper = new LogShipper(this.o.logs, runId);
+    const shipper = new LogShipper(this.o.logs, runId).watchFor(run.kind);
     const workDir = join(this.o.workRoot, runId);
     const attemptFile = join(workDir, ATTEMPT_FILE);
     let execution: RunningExecution;
@@ -310,7 +315,9 @@ export class RelayAgent {
         );
       }
     } catch (error) {
-      const reason = error instanceof DomainError ? error.message : 'The relay could not start the task';
+      const what = error instanceof DomainError ? error.message : 'The relay could not start the task';
+      const trouble = detectTrouble(what, run.kind);
+      const reason = trouble === undefined ? what : await troubledReason(this.o, run, trouble, what);
       if (!(error instanceof DomainError))
         this.o.logger.error('relay: start failed', { runId, error: error as Error });
       shipper.system(`remote-worker: ${reason}`);
@@ -335,7 +342,7 @@ export class RelayAgent {
   }
 
   private async adoptAndFinish(run: Run, execHandle: string): Promise<void> {
-    const shipper = new LogShipper(this.o.logs, run.id);
+    const shipper = new LogShipper(this.o.logs, run.id).watchFor(run.kind);
     const workDir = join(this.o.workRoot, run.id);
     const execution = await this.o.executor.adopt(execHandle, workDir, (lines) => shipper.push(lines));
     shipper.system(`remote-worker: relay ${this.o.id} restarted and adopted this run`);
@@ -372,7 +379,10 @@ export class RelayAgent {
       clearTimeout(deadlineTimer);
       clearInterval(cancelPoll);
     }
-    const [state, reason] = outcome(result, stopReason, shipper.lastProblem, run.timeoutSeconds);
+    const [state, what] = outcome(result, stopReason, shipper.lastProblem, run.timeoutSeconds);
+    const trouble = state === 'failed' ? shipper.trouble : undefined;
+    const reason =
+      trouble === undefined || what === undefined ? what : await troubledReason(this.o, run, trouble, what);
     shipper.system(`remote-worker: ${state}${reason === undefined ? '' : ` (${reason})`}`);
     await shipper.close();
     await this.settle(run.id, state, reason, result.exitCode);

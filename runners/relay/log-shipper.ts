@@ -1,3 +1,5 @@
+import type { RunKind } from '../../shared/domain/run.ts';
+import { TroubleDetector } from '../../shared/domain/troubleshooting.ts';
 import type { LogLineInput, LogStore } from '../../shared/ports/log-store.ts';
 
 /** Lines that explain why a play failed, in the order Ansible prints them. */
@@ -21,6 +23,8 @@ export class LogShipper {
   private waiters: { resolve: () => void; reject: (error: unknown) => void }[] = [];
   private pending: Promise<void> | undefined;
   lastProblem: string | undefined;
+  /** The first cause the seeds' troubleshooting names, seen in the task's output (set by {@link watchFor}). */
+  private detector: TroubleDetector | undefined;
 
   constructor(
     private readonly store: LogStore,
@@ -35,6 +39,8 @@ export class LogShipper {
     for (const line of lines) {
       const text = line.text.trimStart();
       if (line.stream !== 'system' && PROBLEM_LINE.test(text)) this.lastProblem = text.slice(0, 500);
+      // The shim's own lines (system) carry causes too: its preflight says when pywinrm is missing.
+      this.detector?.feed(text);
       // Stamp lines when they arrive, not when the batch is written.
       this.buffer.push(line.at === undefined ? { ...line, at: now } : line);
     }
@@ -47,6 +53,16 @@ export class LogShipper {
     if (this.buffer.length >= this.maxBatch) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
     return stored;
+  }
+
+  /** Look for the seeds' troubleshooting causes in the output of a run of this kind. */
+  watchFor(kind: RunKind): this {
+    this.detector = new TroubleDetector(kind);
+    return this;
+  }
+
+  get trouble() {
+    return this.detector?.found;
   }
 
   system(text: string): void {

@@ -12,6 +12,7 @@ import {
   perRunSecretsProblem,
   submittedPasswords,
 } from './submitted-secrets.ts';
+import { lookupTarget } from './target-lookup.ts';
 
 /** SQS SendMessageBatch takes at most 10 entries. */
 const SEND_CHUNK = 10;
@@ -55,7 +56,7 @@ export async function submitBatch(
   options: { readonly retryOf?: string } = {},
 ): Promise<SubmittedBatch> {
   const unique = [...new Set(body.targetIds)];
-  const rows = await Promise.all(unique.map((id) => deps.targets.getTarget(id)));
+  const rows = await Promise.all(unique.map((id) => lookupTarget(deps, id)));
   const registry = new Map<string, Target>(rows.flatMap((t) => (t === undefined ? [] : [[t.id, t]])));
   const selection = checkBatchSelection(body.kind, body.targetIds, registry);
   if (!selection.ok) {

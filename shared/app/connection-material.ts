@@ -1,11 +1,13 @@
 import type { Settings } from '../config/settings.ts';
 import { checkoutMinutes, managedAccountOf } from '../domain/checkout.ts';
 import { LaunchRejectedError, NotFoundError } from '../domain/errors.ts';
+import { type HypervisorSettings, hypervisorOf } from '../domain/hypervisors.ts';
 import type { Run } from '../domain/run.ts';
 import type { ClusterTarget, DatabaseTarget, Target, VmTarget } from '../domain/target.ts';
 import type { ClusterAuth } from '../ports/cluster-auth.ts';
 import type { CredentialBroker } from '../ports/credential-broker.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
+import { hypervisorMaterial } from './hypervisor-material.ts';
 
 /**
  * What a run needs to reach its target, beyond the inventory: SSH keys,
@@ -33,7 +35,7 @@ export interface ConnectionMaterial {
 export interface ConnectionDeps {
   readonly secrets: SecretSource;
   readonly settings?:
-    | Pick<
+    | (Pick<
         Settings,
         | 'ansible_ssh_key_sm_name'
         | 'gcp_ssh_key_secret_name'
@@ -41,7 +43,8 @@ export interface ConnectionDeps {
         | 'portainer_url'
         | 'portainer_api_token_secret'
         | 'password_safe_checkout_minutes'
-      >
+      > &
+        HypervisorSettings)
     | undefined;
   readonly clusterAuth?: ClusterAuth | undefined;
   readonly credentials?: CredentialBroker | undefined;
@@ -154,6 +157,10 @@ async function vmMaterial(
   target: VmTarget,
   resolveStored: boolean,
 ): Promise<ConnectionMaterial> {
+  const hypervisor = hypervisorOf(target);
+  if (hypervisor !== undefined) {
+    return { ...EMPTY, ...(await hypervisorMaterial(deps, hypervisor, resolveStored)) };
+  }
   const account = managedAccountOf(run, target);
   if (account !== undefined) {
     const lease = await checkOut(deps, run, account, `VM ${target.id} (managed account ${account})`);

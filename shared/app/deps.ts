@@ -10,6 +10,7 @@ import type { RunStore } from '../ports/run-store.ts';
 import type { TargetStore } from '../ports/target-store.ts';
 import type { WorkQueue } from '../ports/work-queue.ts';
 import type { AssetStorage } from './asset-access.ts';
+import type { DiscoveryCache } from './discovery.ts';
 
 /** Whether `local` (relay) runs can be served here, and why not. */
 export interface RelayAvailability {
@@ -43,6 +44,8 @@ export interface AppDeps {
    * RUN_SECRETS_PREFIX). Absent: such runs are refused.
    */
   readonly runSecrets?: RunSecretStore;
+  /** Discovered cloud VMs (discovery_clouds); absent when no cloud is listed. */
+  readonly discovery?: DiscoveryCache;
 }
 
 /** The storage this mode has, as the submit-time check and task preparation see it. */

@@ -7,6 +7,7 @@ import { endOnBackend, endRun, releaseRun } from './credentials.ts';
 import type { AppDeps } from './deps.ts';
 import { settleRun } from './run-updates.ts';
 import { planRun } from './runs.ts';
+import { lookupTarget } from './target-lookup.ts';
 
 /** `deferred`: the run's managed account is held by another run; it stays queued and is offered again later. */
 export type DispatchOutcome = 'launched' | 'skipped' | 'settled' | 'deferred';
@@ -33,8 +34,7 @@ export async function dispatchRun(deps: AppDeps, runId: string, owner: string): 
     return 'skipped'; // already launched or finished: a duplicate delivery
   }
 
-  const selected =
-    existing.targetId === undefined ? undefined : await deps.targets.getTarget(existing.targetId);
+  const selected = existing.targetId === undefined ? undefined : await lookupTarget(deps, existing.targetId);
   const account = managedAccountOf(existing, selected);
   if (account !== undefined && !(await holdAccount(deps, existing, account))) return 'deferred';
 

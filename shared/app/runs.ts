@@ -22,6 +22,7 @@ import { assetAccessProblem } from './asset-access.ts';
 import { releaseRun } from './credentials.ts';
 import { type AppDeps, storageOf } from './deps.ts';
 import { requestFingerprint } from './fingerprint.ts';
+import { hypervisorPlanProblem } from './hypervisor-plan.ts';
 import type { SubmitRunRequest } from './requests.ts';
 import { mutateRun } from './run-updates.ts';
 import {
@@ -30,6 +31,7 @@ import {
   perRunSecretsProblem,
   submittedPasswords,
 } from './submitted-secrets.ts';
+import { lookupTarget } from './target-lookup.ts';
 
 export type Plan =
   | { readonly ok: true; readonly runner: Runner; readonly image: string }
@@ -61,6 +63,8 @@ export function planRun(
     },
   );
   if (!resolved.ok) return { ok: false, reason: resolved.reason };
+  const hypervisor = target === undefined ? undefined : hypervisorPlanProblem(deps.settings, target);
+  if (hypervisor !== undefined) return { ok: false, reason: hypervisor };
   if (deps.launchers[resolved.runner] === undefined) {
     return {
       ok: false,
@@ -73,7 +77,7 @@ export function planRun(
 }
 
 async function loadSelectedTarget(deps: AppDeps, body: Pick<SubmitRunRequest, 'kind' | 'targetId'>) {
-  const target = body.targetId === undefined ? undefined : await deps.targets.getTarget(body.targetId);
+  const target = body.targetId === undefined ? undefined : await lookupTarget(deps, body.targetId);
   const problem = selectionProblem(body.kind, target, body.targetId);
   if (problem !== undefined) {
     if (body.targetId !== undefined && target === undefined) {

@@ -12,6 +12,7 @@ import { type AssetStorage, taskAsset } from './asset-access.ts';
 import { type ConnectionDeps, connectionMaterial } from './connection-material.ts';
 import { storageOf } from './deps.ts';
 import { mutateRun } from './run-updates.ts';
+import { lookupTarget } from './target-lookup.ts';
 
 /** The settings' default for `start_deadline_seconds`. */
 const DEFAULT_START_DEADLINE_SECONDS = 900;
@@ -37,7 +38,7 @@ export async function prepareTask(
   /** `resolveSecrets: false` for backends that fetch secrets themselves (ECS task-definition `secrets`). */
   options: { readonly resolveSecrets?: boolean } = {},
 ): Promise<PreparedTask> {
-  const target = run.targetId === undefined ? undefined : await deps.targets.getTarget(run.targetId);
+  const target = run.targetId === undefined ? undefined : await lookupTarget(deps, run.targetId);
   if (run.targetId !== undefined && target === undefined) {
     throw new LaunchRejectedError(`Target ${run.targetId} no longer exists`);
   }

@@ -59,7 +59,8 @@ export function inventoryForRun(
   return { all: { hosts: { [target.id]: vmHostVars(target, opts.sshUser ?? target.sshUser) } } };
 }
 
-function vmHostVars(target: VmTarget, user: string | undefined): Record<string, unknown> {
+/** A VM's connection variables (`ansible_host`, `ansible_connection`, port, user). */
+export function vmHostVars(target: VmTarget, user: string | undefined): Record<string, unknown> {
   const vars: Record<string, unknown> = { ansible_host: target.address };
   switch (target.connection) {
     case 'ssh':

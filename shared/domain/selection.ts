@@ -1,3 +1,4 @@
+import { isHypervisor, notConfiguredReason } from './hypervisors.ts';
 import type { RunKind } from './run.ts';
 import { type Target, untargetableReason } from './target.ts';
 
@@ -27,7 +28,11 @@ export function selectionProblem(
       : 'Portainer runs act on the one configured connection and take no targetId';
   }
   if (targetId === undefined) return `A ${kind} run needs a targetId (a ${wanted} target)`;
-  if (target === undefined) return `No target with id ${targetId} is registered`;
+  if (target === undefined) {
+    return isHypervisor(targetId)
+      ? notConfiguredReason(targetId)
+      : `No target with id ${targetId} is registered`;
+  }
   if (target.kind !== wanted) {
     return `Target ${target.id} is a ${target.kind.replace('_', ' ')}; a ${kind} run needs a ${wanted}`;
   }

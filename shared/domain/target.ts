@@ -92,6 +92,9 @@ export type VmTarget = Extract<Target, { kind: 'vm' }>;
 export type ClusterTarget = Extract<Target, { kind: 'cluster' }>;
 export type DatabaseTarget = Extract<Target, { kind: 'database' }>;
 
+/** A discovered VM that cannot be a target carries why in this label (shared/domain/discovery.ts). */
+export const UNTARGETABLE_LABEL = 'remote-worker/untargetable';
+
 /** Engines some runner image carries modules for. */
 const RUNNABLE_ENGINES: ReadonlySet<DatabaseTarget['engine']> = new Set([
   'postgresql',
@@ -110,6 +113,8 @@ export function untargetableReason(target: Target): string | undefined {
       return 'A virtual desktop is a seat, not a host: no Ansible target exists behind it';
     case 'vm':
       if (target.address === undefined) {
+        const kept = target.labels?.[UNTARGETABLE_LABEL];
+        if (kept !== undefined) return kept;
         return target.node !== undefined || target.vmid !== undefined
           ? 'This VM is recorded only by node + VMID, not an address: target it through its hypervisor group instead'
           : 'This VM has no address to connect to';

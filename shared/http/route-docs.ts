@@ -3,6 +3,7 @@ import { MAX_ASSET_BYTES } from '../app/assets.ts';
 import { MAX_BATCH_TARGETS } from '../domain/batch.ts';
 import type { ErrorCode } from '../domain/errors.ts';
 import { TargetBodySchema } from '../domain/target.ts';
+import { DiscoverySnapshotSchema } from './discovery-schemas.ts';
 import {
   AssetListSchema,
   AssetUploadedSchema,
@@ -54,6 +55,7 @@ export const RESPONSES = {
   Target: TargetSchema,
   TargetList: TargetListSchema,
   Inventory: InventorySchema,
+  DiscoverySnapshot: DiscoverySnapshotSchema,
   BatchSubmitted: BatchSubmittedSchema,
   BatchRollup: BatchRollupSchema,
   AssetList: AssetListSchema,
@@ -145,9 +147,26 @@ export const ROUTE_DOCS = {
   },
   'GET /inventory': {
     operationId: 'getInventory',
-    summary: 'Ansible dynamic JSON inventory built from the registry',
+    summary:
+      'Ansible dynamic JSON inventory: the registry, configured hypervisor groups, discovered cloud VMs',
     tag: 'targets',
     responses: { 200: { description: 'The inventory', schema: 'Inventory' } },
+  },
+  'GET /discovery': {
+    operationId: 'getDiscovery',
+    summary: 'Discovered cloud VMs (cached), untargetable ones with their reason',
+    description:
+      'The list the last refresh (scheduled every discovery_refresh_seconds, or POST /discovery/refresh) made. Each VM is targetable by its id like a registered target. Empty when discovery_clouds is unset.',
+    tag: 'targets',
+    responses: { 200: { description: 'The cached list', schema: 'DiscoverySnapshot' } },
+  },
+  'POST /discovery/refresh': {
+    operationId: 'refreshDiscovery',
+    summary: 'List the VMs of every cloud in discovery_clouds again',
+    description:
+      'A cloud that cannot be listed keeps its previous list and says why in `clouds.<cloud>.error`; concurrent refreshes share one round of calls.',
+    tag: 'targets',
+    responses: { 200: { description: 'The new list', schema: 'DiscoverySnapshot' } },
   },
   'POST /runs': {
     operationId: 'submitRun',

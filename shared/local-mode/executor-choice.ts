@@ -4,17 +4,20 @@ import { delimiter, join } from 'node:path';
 import { DockerExecutor, dockerAvailable } from '../adapters/relay/docker-executor.ts';
 import { ProcessExecutor } from '../adapters/relay/process-executor.ts';
 import type { Settings } from '../config/settings.ts';
+import { troubleMessage } from '../domain/troubleshooting.ts';
 import type { Executor } from '../ports/executor.ts';
 
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function onPath(command: string, path = process.env.PATH ?? ''): boolean {
-  return path.split(delimiter).some((dir) => {
-    try {
-      accessSync(join(dir, command), constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  return path.split(delimiter).some((dir) => isExecutable(join(dir, command)));
 }
 
 export interface ExecutorChoice {
@@ -53,7 +56,13 @@ export async function chooseExecutor(
       };
     }
     if (mode === 'docker') {
-      return { reason: `LOCAL_EXECUTOR is docker but no Docker engine answers through ${bin}` };
+      // No CLI at all is the seeds' "docker: command not found": say it in their words, with their fix.
+      const missing = bin.includes('/') ? !isExecutable(bin) : !onPath(bin);
+      return {
+        reason: missing
+          ? `LOCAL_EXECUTOR is docker but ${bin}: command not found. ${troubleMessage('docker_missing', { kind: 'vm' })}`
+          : `LOCAL_EXECUTOR is docker but no Docker engine answers through ${bin}`,
+      };
     }
   }
   if (!onPath('ansible-playbook')) {

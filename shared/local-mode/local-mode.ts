@@ -23,6 +23,7 @@ import type { AppDeps } from '../app/deps.ts';
 import { BackendPoller, POLLED_BACKENDS, pollerOptionsFrom } from '../app/poll-backends.ts';
 import { reconcileRuns } from '../app/reconcile.ts';
 import { prepareTask } from '../app/task-prep.ts';
+import { buildDiscovery } from '../composition/discovery.ts';
 import {
   buildKubernetesLauncher,
   collectKubernetesOrphans,
@@ -158,7 +159,13 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
 
   const clusterAuth = new CloudClusterAuth({ clock });
   const credentials = lazyPasswordSafe(settings, secrets);
-  const material = { settings, clusterAuth, ...(credentials === undefined ? {} : { credentials }) };
+  const discovery = buildDiscovery({ settings, env, clock, logger });
+  const material = {
+    settings,
+    clusterAuth,
+    ...(credentials === undefined ? {} : { credentials }),
+    ...(discovery === undefined ? {} : { discovery: discovery.cache }),
+  };
   const prepareDeps = {
     store,
     targets,
@@ -207,6 +214,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     logger,
     ...(credentials === undefined ? {} : { credentials }),
     runSecrets,
+    ...(discovery === undefined ? {} : { discovery: discovery.cache }),
   };
   const apiDeps = { ...deps, authenticate: bearerAuthenticator(token), logger };
   const handlers: Record<string, HttpHandler> = {};
@@ -311,6 +319,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     logger,
     async close({ drainMs = 10_000 } = {}) {
       clearInterval(reconcileTimer);
+      discovery?.stop();
       if (pollTimer !== undefined) clearInterval(pollTimer);
       await polling;
       await new Promise<void>((ok) => {

@@ -133,10 +133,13 @@ describe('examples/rest against local mode', () => {
     const list = await run('targets-list.sh');
     await run('targets-get.sh', ['orders-db']);
     const inventory = await run('inventory.sh');
+    const discovered = await run('discovery-refresh.sh');
+    await run('discovery-list.sh');
     await run('targets-delete.sh', ['lab-k3s']);
 
     expect(list).toContain('"lab-k3s"');
     expect(inventory).toContain('localhost');
+    expect(discovered).toMatch(/"vms": ?\[\]/);
     await expect(run('targets-get.sh', ['lab-k3s'])).rejects.toThrow(/expected 200, got 404/);
   });
 

@@ -218,6 +218,8 @@ describe('the live API against its document', () => {
     await call('GET /targets/{id}', '/targets/desk');
     await call('GET /targets/{id}', '/targets/nope');
     await call('GET /inventory', '/inventory');
+    await call('POST /discovery/refresh', '/discovery/refresh');
+    await call('GET /discovery', '/discovery');
     const run = await call('POST /runs', '/runs', {
       kind: 'vm',
       targetId: 'localhost',

@@ -172,7 +172,7 @@ describe('npm start without Ansible', () => {
         `echo "$*" >>${log}`,
         '[ "$1" = install ] || exit 0',
         `for p in "$@"; do case $p in`,
-        `  ansible) /bin/ln -sf /usr/bin/ansible-playbook ${bin}/ ;;`,
+        `  ansible) /bin/ln -sf /usr/bin/ansible-playbook /usr/bin/ansible-inventory ${bin}/ ;;`,
         `  openssh-client) /bin/ln -sf /usr/bin/ssh /usr/bin/ssh-keygen ${bin}/ ;;`,
         'esac; done',
         '',

@@ -87,10 +87,50 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Ansible dynamic JSON inventory built from the registry */
+        /** Ansible dynamic JSON inventory: the registry, configured hypervisor groups, discovered cloud VMs */
         get: operations["getInventory"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/discovery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Discovered cloud VMs (cached), untargetable ones with their reason
+         * @description The list the last refresh (scheduled every discovery_refresh_seconds, or POST /discovery/refresh) made. Each VM is targetable by its id like a registered target. Empty when discovery_clouds is unset.
+         */
+        get: operations["getDiscovery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/discovery/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List the VMs of every cloud in discovery_clouds again
+         * @description A cloud that cannot be listed keeps its previous list and says why in `clouds.<cloud>.error`; concurrent refreshes share one round of calls.
+         */
+        post: operations["refreshDiscovery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -647,6 +687,40 @@ export type components = {
         Inventory: {
             [key: string]: unknown;
         };
+        /** @description Discovered cloud VMs, targetable by id like registered targets */
+        DiscoverySnapshot: {
+            /** @description per cloud named in discovery_clouds */
+            clouds: {
+                [key: string]: {
+                    /** @description VMs listed by the last successful refresh */
+                    count: number;
+                    /** @description when that was; absent before the first success */
+                    refreshedAt?: string;
+                    /** @description why the last refresh failed; the previous list is kept */
+                    error?: string;
+                };
+            };
+            vms: {
+                /** @description the target id: `aws-<instance id>`, `azure-<group>-<name>`, `gcp-<zone>-<name>` */
+                id: string;
+                /** @enum {string} */
+                cloud: "aws" | "azure" | "gcp";
+                name: string;
+                cloudId: string;
+                location?: string;
+                /** @description as the cloud says it: running, stopped … */
+                state: string;
+                privateAddress?: string;
+                publicAddress?: string;
+                /** @enum {string} */
+                os: "linux" | "windows";
+                labels?: {
+                    [key: string]: string;
+                };
+                /** @description why it cannot be a target now; absent when it can */
+                untargetableReason?: string;
+            }[];
+        };
         /** @description A submitted batch: `runs` + `failed` cover every target */
         BatchSubmitted: {
             batchId: string;
@@ -1122,6 +1196,94 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Inventory"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "https://remote-worker.dev/problems/unauthorized";
+                    };
+                };
+            };
+            /** @description Unexpected error (details are in the service log) or a misconfigured service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "about:blank" | "https://remote-worker.dev/problems/settings-invalid";
+                    };
+                };
+            };
+        };
+    };
+    getDiscovery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cached list */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DiscoverySnapshot"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "https://remote-worker.dev/problems/unauthorized";
+                    };
+                };
+            };
+            /** @description Unexpected error (details are in the service log) or a misconfigured service */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {unknown} */
+                        type?: "about:blank" | "https://remote-worker.dev/problems/settings-invalid";
+                    };
+                };
+            };
+        };
+    };
+    refreshDiscovery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new list */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DiscoverySnapshot"];
                 };
             };
             /** @description Authentication required */

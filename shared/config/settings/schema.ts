@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { aciSettings } from './aci.ts';
 import { cloudRunSettings } from './cloud-run.ts';
+import { DISCOVERY_SETTINGS } from './discovery.ts';
 import { ecsSettings } from './ecs.ts';
 import { checkExecution, executionSettings } from './execution.ts';
 import { ruleContext } from './fields.ts';
+import { HYPERVISOR_SETTINGS } from './hypervisors.ts';
 import { checkIntegrations, integrationSettings } from './integrations.ts';
 import { kubernetesSettings } from './kubernetes.ts';
 import { pollingSettings } from './polling.ts';
@@ -35,6 +37,10 @@ export const SettingsSchema = z
     ...storageSettings,
     ...executionSettings,
     ...integrationSettings,
+    // On-prem hypervisor integrations: <h>_enabled, <h>_host, <h>_user, <h>_password_secret.
+    ...HYPERVISOR_SETTINGS,
+    // Cloud VM discovery: discovery_clouds, per-cloud scopes, the schedule.
+    ...DISCOVERY_SETTINGS,
   })
   .superRefine((settings, ctx) => {
     const check = ruleContext(ctx);

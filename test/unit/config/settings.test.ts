@@ -369,6 +369,17 @@ describe('SettingsSchema', () => {
       // Local mode's ECS runner.
       'ansible_ecs_task_definitions',
       'ansible_ecs_log_group',
+      // On-prem hypervisor integrations (the seeds' Settings → Integrations).
+      ...['proxmox', 'vsphere', 'hyperv', 'xcpng', 'nutanix'].flatMap((h) =>
+        ['enabled', 'host', 'user', 'password_secret'].map((k) => `${h}_${k}`),
+      ),
+      'proxmox_token_secret',
+      // Cloud VM discovery.
+      'discovery_clouds',
+      'discovery_aws_regions',
+      'discovery_azure_resource_groups',
+      'discovery_gcp_zones',
+      'discovery_refresh_seconds',
     ];
 
     expect([...SETTING_KEYS].sort()).toEqual([...contract].sort());

@@ -64,7 +64,7 @@ describe('stopMessage', () => {
       /^ {2}Fedora\/RHEL \(this machine\): no package named here for postgresql/,
     );
     expect(lines).toContain(
-      '  Debian/Ubuntu: sudo apt-get update && sudo apt-get install -y --no-install-recommends postgresql python3-psycopg2 openssl podman runc catatonit iptables chromium debootstrap kubectl util-linux coreutils bash dash',
+      '  Debian/Ubuntu: sudo apt-get update && sudo apt-get install -y --no-install-recommends postgresql python3-psycopg2 openssh-server openssl podman runc catatonit iptables chromium debootstrap kubectl util-linux coreutils bash dash',
     );
     expect(lines).toContain(
       "  Python (the python3 on PATH): python3 -m pip install 'moto[server]>=5,<6' 'cfn-lint>=1,<2' openapi-spec-validator",

@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { HYPERVISORS, type Hypervisor } from '../../domain/hypervisors.ts';
+import { text } from './fields.ts';
+
+/**
+ * The on-premises hypervisor integrations' settings, spread into the one
+ * settings schema (settings.ts). Per hypervisor (`proxmox`, `vsphere`,
+ * `hyperv`, `xcpng`, `nutanix`): `<h>_enabled`, `<h>_host`, `<h>_user` and
+ * `<h>_password_secret` — the NAME of the secret holding the password, never
+ * the password. Proxmox also takes `proxmox_token_secret` (its API token),
+ * which the seeds' Proxmox note says is not enough for SSH.
+ *
+ * An integration is in the inventory only when it is enabled and has a host;
+ * any other combination is valid and silently omitted, as in the seeds.
+ */
+
+const host = () =>
+  text()
+    .max(253)
+    .regex(/^[A-Za-z0-9._:[\]-]+$/, 'must be a host name or an IP address, without a scheme or a path');
+
+function integration<H extends Hypervisor>(name: H) {
+  return {
+    // Optional rather than default(false): unset is off, and the defaults stay the documented few.
+    [`${name}_enabled`]: z.boolean().optional(),
+    [`${name}_host`]: host().optional(),
+    [`${name}_user`]: text().max(64).optional(),
+    [`${name}_password_secret`]: text().optional(),
+  } as Record<`${H}_enabled`, z.ZodOptional<z.ZodBoolean>> &
+    Record<`${H}_host` | `${H}_user` | `${H}_password_secret`, z.ZodOptional<z.ZodString>>;
+}
+
+export const HYPERVISOR_SETTINGS = {
+  ...integration(HYPERVISORS[0]),
+  ...integration(HYPERVISORS[1]),
+  ...integration(HYPERVISORS[2]),
+  ...integration(HYPERVISORS[3]),
+  ...integration(HYPERVISORS[4]),
+  /** Proxmox's API token secret name: the management API accepts it, SSH does not. */
+  proxmox_token_secret: text().optional(),
+};

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { DiscoveryCache } from '../../../shared/app/discovery.ts';
+import { type DiscoveredVm, discoveredId, discoveredRow } from '../../../shared/domain/discovery.ts';
+import { untargetableReason } from '../../../shared/domain/target.ts';
+import type { VmDiscovery } from '../../../shared/ports/vm-discovery.ts';
+import { ManualClock } from './harness.ts';
+
+const vm = (over: Partial<DiscoveredVm> = {}): DiscoveredVm => ({
+  id: 'aws-i-1',
+  cloud: 'aws',
+  name: 'web',
+  cloudId: 'i-1',
+  state: 'running',
+  privateAddress: '10.0.0.1',
+  os: 'linux',
+  ...over,
+});
+
+/** A cloud whose answers the test scripts: a list, or an error. */
+class ScriptedCloud implements VmDiscovery {
+  readonly cloud = 'aws' as const;
+  calls = 0;
+  constructor(public answer: readonly DiscoveredVm[] | Error) {}
+  async discover() {
+    this.calls += 1;
+    await new Promise((r) => setTimeout(r, 5));
+    if (this.answer instanceof Error) throw this.answer;
+    return this.answer;
+  }
+}
+
+describe('discoveredRow', () => {
+  it('keeps why a VM cannot be targeted: not running, or no address', () => {
+    expect(discoveredRow(vm()).untargetableReason).toBeUndefined();
+    expect(discoveredRow(vm({ state: 'deallocated' })).untargetableReason).toBe(
+      'The VM is deallocated, not running: start it in aws and refresh discovery to target it',
+    );
+    const { privateAddress: _, ...bare } = vm();
+    expect(discoveredRow(bare).untargetableReason).toBe('The VM has no IP address to connect to');
+  });
+
+  it('makes target ids of the characters a target id allows', () => {
+    expect(discoveredId('gcp', 'europe-west1-b', 'web 1/x')).toBe('gcp-europe-west1-b-web-1-x');
+  });
+});
+
+describe('DiscoveryCache', () => {
+  it('serves targets from the last refresh; an untargetable one says why through the target rule', async () => {
+    const cloud = new ScriptedCloud([vm(), vm({ id: 'aws-i-2', cloudId: 'i-2', state: 'stopped' })]);
+    const cache = new DiscoveryCache([cloud], new ManualClock());
+
+    expect(cache.target('aws-i-1')).toBeUndefined();
+    await cache.refresh();
+    const stopped = cache.target('aws-i-2');
+
+    expect(cache.target('aws-i-1')).toMatchObject({ kind: 'vm', cloud: 'aws', address: '10.0.0.1' });
+    expect(stopped && untargetableReason(stopped)).toMatch(/^The VM is stopped, not running/);
+    expect(cache.inventory().groups).toEqual({ discovered_aws: ['aws-i-1'] });
+  });
+
+  it('keeps the previous list when a refresh fails, and says why', async () => {
+    const cloud = new ScriptedCloud([vm()]);
+    const cache = new DiscoveryCache([cloud], new ManualClock());
+    await cache.refresh();
+
+    cloud.answer = new Error('EC2 DescribeInstances in us-east-1 failed: UnauthorizedOperation: no');
+    const snapshot = await cache.refresh();
+
+    expect(snapshot.vms.map((v) => v.id)).toEqual(['aws-i-1']);
+    expect(snapshot.clouds.aws).toMatchObject({
+      count: 1,
+      error: expect.stringMatching(/UnauthorizedOperation/),
+    });
+  });
+
+  it('shares one round of calls between concurrent refreshes', async () => {
+    const cloud = new ScriptedCloud([vm()]);
+    const cache = new DiscoveryCache([cloud], new ManualClock());
+
+    await Promise.all([cache.refresh(), cache.refresh(), cache.refresh()]);
+
+    expect(cloud.calls).toBe(1);
+  });
+});
