@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { SubmittedBatch } from '../app/batches.ts';
 import { MAX_ASSET_PATH_LENGTH } from '../domain/asset-path.ts';
 import { MAX_BATCH_TARGETS } from '../domain/batch.ts';
+import { isEnvName } from '../domain/env-name.ts';
 import { isPlaintextPasswordVar } from '../domain/ephemeral-secrets.ts';
 import { maskPasswordVars } from '../domain/redaction.ts';
 import { K8sOperationSchema, RUN_KINDS, RUN_STATES, type Run, SecretBindingSchema } from '../domain/run.ts';
@@ -11,7 +12,6 @@ import { LOG_PAGE_DEFAULT_LINES, LOG_PAGE_MAX_LINES } from '../ports/log-store.t
 
 /** Extra vars travel in the run record and to the task: keep them modest. */
 const MAX_EXTRA_VARS_BYTES = 64 * 1024;
-const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const IdParams = z.object({ id: z.string().min(1).max(128) });
 export const TargetIdParams = z.object({ id: TargetIdSchema });
@@ -40,7 +40,7 @@ const { kind: KIND_FIELD, ...RUN_REQUEST_REST } = RUN_REQUEST_FIELDS;
 /** Cross-field rules of a run request (variable names, extra-var size, secret bindings, k8s operation). */
 function checkRunRequest(body: RunRequestFields, ctx: z.RefinementCtx<RunRequestFields>): void {
   for (const key of Object.keys(body.extraVars)) {
-    if (!VAR_NAME.test(key)) {
+    if (!isEnvName(key)) {
       ctx.addIssue({ code: 'custom', path: ['extraVars', key], message: 'must be a valid variable name' });
     }
   }

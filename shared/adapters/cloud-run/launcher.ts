@@ -1,6 +1,7 @@
 import type { ExecutionsClient, JobsClient, protos, TasksClient } from '@google-cloud/run';
 import type { PreparedTask } from '../../app/task-prep.ts';
 import type { Settings } from '../../config/settings.ts';
+import { isEnvName } from '../../domain/env-name.ts';
 import {
   LauncherUnavailableError,
   LaunchRejectedError,
@@ -43,7 +44,6 @@ const SECRET_TTL_MARGIN_SECONDS = 86_400;
 /** Secret Manager secret ids: at most 255 characters. */
 const SECRET_ID_MAX = 255;
 /** Env names the container may receive (POSIX-ish, as Cloud Run accepts them). */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** What the Cloud Run runner needs from the operator's settings. */
 export interface CloudRunSettings {
@@ -453,7 +453,7 @@ export class CloudRunLauncher implements Launcher {
     const labels = runLabels({ runId: run.id, attempt: run.attempt }, jobId);
     const ttl = Math.min(run.timeoutSeconds, TASK_TIMEOUT_MAX_SECONDS) + SECRET_TTL_MARGIN_SECONDS;
     for (const envName of [...named].sort()) {
-      if (!ENV_NAME.test(envName) || envName === 'RW_TASK' || envName === 'RW_RUN_ID') {
+      if (!isEnvName(envName) || envName === 'RW_TASK' || envName === 'RW_RUN_ID') {
         throw new LaunchRejectedError(`Secret env name ${envName} cannot be used in a Cloud Run container`);
       }
       const ref = prepared.secretRefs[envName];

@@ -12,6 +12,7 @@ import {
 } from '@kubernetes/client-node';
 import type { PreparedTask } from '../../app/task-prep.ts';
 import type { Settings } from '../../config/settings.ts';
+import { isEnvName } from '../../domain/env-name.ts';
 import {
   LauncherUnavailableError,
   LaunchRejectedError,
@@ -82,7 +83,6 @@ export const KUBERNETES_RBAC_RULES = [
   { apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'delete', 'deletecollection', 'list'] },
 ] as const;
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** A read of the pod log returns at most this much; a longer log is read in several steps. */
 const LOG_READ_BYTES = 4 * 1024 * 1024;
 /** Consecutive failed follow streams before `follow` gives up. */
@@ -293,7 +293,7 @@ export class KubernetesLauncher implements Launcher {
     }
 
     const prepared = await this.#o.prepare(run);
-    const bad = Object.keys(prepared.secretEnv).filter((env) => !ENV_NAME.test(env));
+    const bad = Object.keys(prepared.secretEnv).filter((env) => !isEnvName(env));
     if (bad.length > 0) {
       throw new LaunchRejectedError(
         `Secret environment names are not valid variable names: ${bad.join(', ')}`,
