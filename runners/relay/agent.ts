@@ -18,6 +18,7 @@ import {
   type RunState,
   transition,
 } from '../../shared/domain/run.ts';
+import { SHIM_PREFIX } from '../../shared/domain/shim-protocol.ts';
 import type { AssetStore } from '../../shared/ports/asset-store.ts';
 import type { Clock } from '../../shared/ports/clock.ts';
 import type { ClusterAuth } from '../../shared/ports/cluster-auth.ts';
@@ -292,7 +293,7 @@ export class RelayAgent {
           ? await this.o.executor.resume?.(runId, workDir, (lines) => shipper.push(lines))
           : undefined;
       if (resumed !== undefined) {
-        shipper.system(`remote-worker: relay ${this.o.id} restarted and resumed the task it had started`);
+        shipper.system(`${SHIM_PREFIX}relay ${this.o.id} restarted and resumed the task it had started`);
         execution = resumed;
       } else {
         const prepared = await prepareTask(this.o, run);
@@ -300,7 +301,7 @@ export class RelayAgent {
         await mkdir(workDir, { recursive: true, mode: 0o700 });
         // Written before the start, so a crash right after it leaves the mark resume looks for.
         await writeFile(attemptFile, String(run.attempt), { mode: 0o600 });
-        shipper.system(`remote-worker: starting on relay ${this.o.id} (${this.o.executor.name} executor)`);
+        shipper.system(`${SHIM_PREFIX}starting on relay ${this.o.id} (${this.o.executor.name} executor)`);
         execution = await this.o.executor.start(
           { runId, image: run.image ?? '', spec: prepared.spec, secretEnv: prepared.secretEnv, workDir },
           (lines) => shipper.push(lines),
@@ -310,7 +311,7 @@ export class RelayAgent {
       const reason = error instanceof DomainError ? error.message : 'The relay could not start the task';
       if (!(error instanceof DomainError))
         this.o.logger.error('relay: start failed', { runId, error: error as Error });
-      shipper.system(`remote-worker: ${reason}`);
+      shipper.system(`${SHIM_PREFIX}${reason}`);
       await shipper.close().catch(() => {});
       await this.settle(runId, 'failed', reason);
       return;
@@ -335,7 +336,7 @@ export class RelayAgent {
     const shipper = new LogShipper(this.o.logs, run.id);
     const workDir = join(this.o.workRoot, run.id);
     const execution = await this.o.executor.adopt(execHandle, workDir, (lines) => shipper.push(lines));
-    shipper.system(`remote-worker: relay ${this.o.id} restarted and adopted this run`);
+    shipper.system(`${SHIM_PREFIX}relay ${this.o.id} restarted and adopted this run`);
     await this.supervise(run, execution, shipper, workDir);
   }
 
@@ -348,8 +349,8 @@ export class RelayAgent {
       stopReason = why;
       shipper.system(
         why === 'cancelled'
-          ? 'remote-worker: cancel requested; stopping the task'
-          : 'remote-worker: timed out; stopping the task',
+          ? `${SHIM_PREFIX}cancel requested; stopping the task`
+          : `${SHIM_PREFIX}timed out; stopping the task`,
       );
       execution
         .kill(graceMs)
@@ -370,7 +371,7 @@ export class RelayAgent {
       clearInterval(cancelPoll);
     }
     const [state, reason] = outcome(result, stopReason, shipper.lastProblem, run.timeoutSeconds);
-    shipper.system(`remote-worker: ${state}${reason === undefined ? '' : ` (${reason})`}`);
+    shipper.system(`${SHIM_PREFIX}${state}${reason === undefined ? '' : ` (${reason})`}`);
     await shipper.close();
     await this.settle(run.id, state, reason, result.exitCode);
     await rm(workDir, { recursive: true, force: true }).catch(() => {});

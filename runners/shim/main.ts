@@ -80,6 +80,7 @@ import { join, relative } from 'node:path';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { pathToFileURL } from 'node:url';
+import { isEnvName } from '../../shared/domain/env-name.ts';
 import {
   type CompiledRedaction,
   compileRedaction,
@@ -90,11 +91,18 @@ import {
   safeRedactor,
 } from '../../shared/domain/redaction.ts';
 import type { K8sOperation, RunKind } from '../../shared/domain/run.ts';
-import type { AssetType, TaskSpec } from '../../shared/domain/task.ts';
-import { shellQuote, wrapperPlaybook } from '../../shared/domain/wrappers.ts';
 import {
   CONTAINER_WORK_DIR,
   type ContainerTarget,
+  EXIT_FILE,
+  type ExitRecord,
+  isShimOwnedEnv,
+  SHIM_EXIT,
+  SHIM_PREFIX,
+} from '../../shared/domain/shim-protocol.ts';
+import type { AssetType, TaskSpec } from '../../shared/domain/task.ts';
+import { shellQuote, wrapperPlaybook } from '../../shared/domain/wrappers.ts';
+import {
   containerCommand,
   containerPath,
   containerScratch,
@@ -104,12 +112,9 @@ import {
 } from './container.ts';
 import { PreflightError, preflight } from './preflight.ts';
 
-/** Prefix of every line the shim writes itself; the executors tag such lines as `system`. */
-export const SHIM_PREFIX = 'remote-worker: ';
-
-const EXIT_TIMED_OUT = 124;
-const EXIT_SHIM_FAILED = 125;
-const EXIT_NOT_FOUND = 127;
+const EXIT_TIMED_OUT = SHIM_EXIT.timedOut;
+const EXIT_SHIM_FAILED = SHIM_EXIT.shimFailed;
+const EXIT_NOT_FOUND = SHIM_EXIT.notFound;
 /** A line longer than this is cut: one giant JSON blob must not hold all output in memory. */
 const MAX_LINE_CHARS = 64 * 1024;
 /** After the tool exits, how long inherited pipes may stay open (a straggling worker) before we stop reading. */
@@ -141,22 +146,6 @@ const ASSET_TYPE_SET: ReadonlySet<string> = new Set([
   'rpm',
   'deb',
 ] satisfies AssetType[]);
-const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/** What the shim sets in the tool's environment itself (see runTool); `spec.env` may not set these. */
-const SHIM_SET_ENV: ReadonlySet<string> = new Set([
-  'PATH',
-  'ANSIBLE_FORCE_COLOR',
-  'ANSIBLE_NOCOLOR',
-  'NO_COLOR',
-  'PYTHONUNBUFFERED',
-  'ANSIBLE_RETRY_FILES_ENABLED',
-  'ANSIBLE_LOCAL_TEMP',
-  'ANSIBLE_REMOTE_TEMP',
-  'ANSIBLE_SSH_CONTROL_PATH_DIR',
-]);
-const isShimOwnedEnv = (name: string): boolean => name.startsWith('RW_') || SHIM_SET_ENV.has(name);
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -200,9 +189,9 @@ export function parseTaskSpec(text: string): TaskSpec {
       (s: unknown) =>
         isRecord(s) &&
         typeof s.var === 'string' &&
-        VAR_NAME.test(s.var) &&
+        isEnvName(s.var) &&
         typeof s.env === 'string' &&
-        ENV_NAME.test(s.env),
+        isEnvName(s.env),
     )
   ) {
     problems.push('secretVars must be a list of { var, env } with valid names');
@@ -211,17 +200,17 @@ export function parseTaskSpec(text: string): TaskSpec {
     raw.secretEnvNames !== undefined &&
     !(
       Array.isArray(raw.secretEnvNames) &&
-      raw.secretEnvNames.every((n: unknown) => typeof n === 'string' && ENV_NAME.test(n))
+      raw.secretEnvNames.every((n: unknown) => typeof n === 'string' && isEnvName(n))
     )
   ) {
     problems.push('secretEnvNames must be a list of environment variable names');
   }
-  if (raw.sshKeyEnv !== undefined && !(typeof raw.sshKeyEnv === 'string' && ENV_NAME.test(raw.sshKeyEnv))) {
+  if (raw.sshKeyEnv !== undefined && !(typeof raw.sshKeyEnv === 'string' && isEnvName(raw.sshKeyEnv))) {
     problems.push('sshKeyEnv must be an environment variable name');
   }
   if (raw.env !== undefined) {
     const env = raw.env;
-    if (!isRecord(env) || !Object.entries(env).every(([k, v]) => ENV_NAME.test(k) && typeof v === 'string')) {
+    if (!isRecord(env) || !Object.entries(env).every(([k, v]) => isEnvName(k) && typeof v === 'string')) {
       problems.push('env must be an object of NAME: "value" strings');
     } else {
       const owned = Object.keys(env).filter(isShimOwnedEnv);
@@ -479,15 +468,8 @@ function positiveInt(raw: string | undefined, fallback: number): number {
 
 // ---------------------------------------------------------------- main
 
-interface ExitRecord {
-  readonly exitCode: number | null;
-  readonly signal: string | null;
-  readonly endedAt: string;
-  readonly reason?: string;
-}
-
 function writeExitRecord(dir: string, record: ExitRecord): void {
-  const file = join(dir, 'exit.json');
+  const file = join(dir, EXIT_FILE);
   const tmp = `${file}.${process.pid}.tmp`;
   // Rename makes the record appear whole or not at all.
   writePrivateFile(tmp, `${JSON.stringify(record)}\n`);

@@ -1,8 +1,13 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
-import type { ContainerTarget } from '../../../runners/shim/container.ts';
 import { LauncherUnavailableError, LaunchRejectedError } from '../../domain/errors.ts';
+import {
+  CONTAINER_WORK_DIR,
+  type ContainerTarget,
+  EXIT_FILE,
+  SHIM_PREFIX,
+} from '../../domain/shim-protocol.ts';
 import type {
   ExecutionRequest,
   ExecutionResult,
@@ -10,10 +15,10 @@ import type {
   LineSink,
   RunningExecution,
 } from '../../ports/executor.ts';
-import { DEFAULT_INHERIT_ENV, EXIT_FILE, ProcessExecutor, taskAlive } from './process-executor.ts';
+import { DEFAULT_INHERIT_ENV, ProcessExecutor, taskAlive } from './process-executor.ts';
 
 /** Where assets appear inside the task container (the seeds: assets are bind-mounted under /ansible/). */
-export const CONTAINER_ASSET_ROOT = '/ansible/assets';
+export const CONTAINER_ASSET_ROOT = `${CONTAINER_WORK_DIR}/assets`;
 export const MANAGED_LABEL = 'remote-worker.managed';
 export const RUN_ID_LABEL = 'remote-worker.run-id';
 /** Which relay started the container, so two relays (or local instances) on one engine never reap each other's. */
@@ -165,7 +170,11 @@ export class DockerExecutor implements Executor {
     this.executorId = options.executorId ?? 'relay';
     for (const volume of options.volumes ?? []) {
       const target = volume.split(':')[1] ?? '';
-      if (!isAbsolute(target) || target === '/ansible' || target.startsWith('/ansible/')) {
+      if (
+        !isAbsolute(target) ||
+        target === CONTAINER_WORK_DIR ||
+        target.startsWith(`${CONTAINER_WORK_DIR}/`)
+      ) {
         throw new LaunchRejectedError(
           `Docker volume ${volume}: the container path must be absolute and outside /ansible`,
         );
@@ -379,7 +388,7 @@ export class DockerExecutor implements Executor {
     await sink([
       {
         stream: 'system',
-        text: `remote-worker: the task's supervisor is gone; waiting for container ${name} (its output from here on is not captured)`,
+        text: `${SHIM_PREFIX}the task's supervisor is gone; waiting for container ${name} (its output from here on is not captured)`,
       },
     ]);
     let stopping: Promise<CliResult> | undefined;

@@ -14,6 +14,7 @@ import {
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LaunchRejectedError } from '../../domain/errors.ts';
+import { EXIT_FILE, parseExitRecord, shimLineStream } from '../../domain/shim-protocol.ts';
 import type {
   ExecutionRequest,
   ExecutionResult,
@@ -22,9 +23,6 @@ import type {
   RunningExecution,
 } from '../../ports/executor.ts';
 import type { LogLineInput } from '../../ports/log-store.ts';
-
-/** Lines the shim writes itself start with this (runners/shim/main.ts SHIM_PREFIX); they are shipped as `system`. */
-const SHIM_PREFIX = 'remote-worker: ';
 
 /** Relay environment a task may see. Everything else (cloud credentials, the API token) stays in the relay. */
 export const DEFAULT_INHERIT_ENV = [
@@ -48,7 +46,6 @@ export const DEFAULT_INHERIT_ENV = [
 const OUTPUT_LOG = 'output.log';
 const OFFSET_FILE = 'output.offset';
 const TASK_FILE = 'task.json';
-export const EXIT_FILE = 'exit.json';
 /** One read of the log per tick at most; a huge backlog is shipped over several ticks. */
 const READ_CHUNK = 1024 * 1024;
 /** A "line" longer than this is shipped in pieces rather than held in memory forever. */
@@ -184,17 +181,8 @@ async function waitUntil(check: () => boolean, timeoutMs: number, pollMs: number
 
 /** What the shim recorded in exit.json, as an ExecutionResult; undefined when there is no (readable) record. */
 function readExitRecord(workDir: string): ExecutionResult | undefined {
-  let record: unknown;
-  try {
-    record = JSON.parse(readFileSync(join(workDir, EXIT_FILE), 'utf8'));
-  } catch {
-    return undefined;
-  }
-  if (typeof record !== 'object' || record === null) return undefined;
-  const { exitCode, signal } = record as { exitCode?: unknown; signal?: unknown };
-  if (typeof exitCode === 'number') return { exitCode };
-  if (typeof signal === 'string') return { signal };
-  return undefined;
+  const text = readFileSyncOr(join(workDir, EXIT_FILE), '');
+  return text === '' ? undefined : parseExitRecord(text);
 }
 
 /**
@@ -279,7 +267,7 @@ class OutputTail {
   private ship(lines: readonly Buffer[], bytes: number): void {
     const out: LogLineInput[] = lines.map((raw) => {
       const text = raw.toString('utf8').replace(/\r$/, '');
-      return { stream: text.startsWith(SHIM_PREFIX) ? 'system' : 'stdout', text };
+      return { stream: shimLineStream(text), text };
     });
     this.offset += bytes;
     const offset = this.offset;
