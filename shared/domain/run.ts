@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { ENV_NAME } from './env-name.ts';
 import { InvalidTransitionError } from './errors.ts';
+import type { RunKind } from './run-kind.ts';
 
-/** What a run does; one kind per batch. */
-export const RUN_KINDS = ['vm', 'cluster_play', 'database_play', 'k8s_op', 'portainer'] as const;
-export type RunKind = (typeof RUN_KINDS)[number];
+export { RUN_KINDS, type RunKind } from './run-kind.ts';
 
 export const RUN_STATES = [
   'queued',
