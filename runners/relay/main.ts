@@ -19,7 +19,8 @@ import { CloudClusterAuth } from '../../shared/adapters/cluster-auth/cluster-aut
 import { DynamoLogStore } from '../../shared/adapters/dynamodb/log-store.ts';
 import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
 import { LocalAssetStore } from '../../shared/adapters/local/asset-store.ts';
-import { DockerExecutor, dockerAvailable } from '../../shared/adapters/relay/docker-executor.ts';
+import { dockerAvailable } from '../../shared/adapters/relay/docker-cli.ts';
+import { DockerExecutor } from '../../shared/adapters/relay/docker-executor.ts';
 import { ProcessExecutor } from '../../shared/adapters/relay/process-executor.ts';
 import {
   SecretsManagerRunSecrets,

@@ -13,7 +13,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DockerExecutor, dockerAvailable } from '../../shared/adapters/relay/docker-executor.ts';
+import { DockerExecutor } from '../../shared/adapters/relay/docker-executor.ts';
 import { LauncherUnavailableError, LaunchRejectedError } from '../../shared/domain/errors.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
 import type { ExecutionRequest } from '../../shared/ports/executor.ts';
@@ -369,23 +369,5 @@ describe('DockerExecutor CLI failures', () => {
         () => {},
       ),
     ).rejects.toBeInstanceOf(LaunchRejectedError);
-  });
-});
-
-describe('dockerAvailable', () => {
-  it('is true only when the server answers', async () => {
-    const down = fakeCli('echo "Cannot connect to the Docker daemon" >&2; exit 1');
-
-    expect(await dockerAvailable('podman')).toBe(true);
-    expect(await dockerAvailable(down)).toBe(false);
-    expect(await dockerAvailable(join(scratch, 'missing-docker'))).toBe(false);
-  });
-
-  it('gives up on a CLI that hangs', async () => {
-    const hung = fakeCli('exec sleep 60');
-    const started = Date.now();
-
-    expect(await dockerAvailable(hung, 300)).toBe(false);
-    expect(Date.now() - started).toBeLessThan(3000);
   });
 });

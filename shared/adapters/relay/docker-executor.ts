@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { LauncherUnavailableError, LaunchRejectedError } from '../../domain/errors.ts';
@@ -15,7 +14,9 @@ import type {
   LineSink,
   RunningExecution,
 } from '../../ports/executor.ts';
-import { DEFAULT_INHERIT_ENV, ProcessExecutor, taskAlive } from './process-executor.ts';
+import { type CliResult, isNoSuchContainer, isUnavailable, runCli } from './docker-cli.ts';
+import { DEFAULT_INHERIT_ENV, ProcessExecutor } from './process-executor.ts';
+import { taskAlive } from './procfs.ts';
 
 /** Where assets appear inside the task container (the seeds: assets are bind-mounted under /ansible/). */
 export const CONTAINER_ASSET_ROOT = `${CONTAINER_WORK_DIR}/assets`;
@@ -71,58 +72,6 @@ export interface DockerExecutorOptions {
 export function containerName(runId: string): string {
   return `rw-${runId.toLowerCase().replace(/[^a-z0-9_.-]/g, '-')}`;
 }
-
-interface CliResult {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly error?: NodeJS.ErrnoException;
-}
-
-function runCli(bin: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs?: number) {
-  return new Promise<CliResult>((resolve) => {
-    const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      stdout += d;
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      stderr += d;
-    });
-    const timer =
-      timeoutMs === undefined
-        ? undefined
-        : setTimeout(() => {
-            child.kill('SIGKILL');
-          }, timeoutMs);
-    child.once('error', (error) => {
-      if (timer !== undefined) clearTimeout(timer);
-      resolve({ code: null, stdout, stderr, error });
-    });
-    child.once('close', (code) => {
-      if (timer !== undefined) clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/**
- * Whether a Docker engine answers through `bin` within `timeoutMs` (the
- * `auto` executor choice): the CLI alone is not enough, `docker version`
- * must reach the server.
- */
-export async function dockerAvailable(bin = 'docker', timeoutMs = 3000): Promise<boolean> {
-  const result = await runCli(bin, ['version', '--format', '{{.Server.Version}}'], process.env, timeoutMs);
-  return result.code === 0 && result.stdout.trim() !== '';
-}
-
-const isUnavailable = (stderr: string): boolean =>
-  /Cannot connect to the Docker daemon|error during connect|Is the docker daemon running|connection refused/i.test(
-    stderr,
-  );
-const isNoSuchContainer = (stderr: string): boolean =>
-  /no such (object|container)|no container with/i.test(stderr);
 
 const HANDLE = /^docker:([a-z0-9][a-z0-9_.-]*)(?:\/(process:(\d+):(\d+)))?$/;
 
