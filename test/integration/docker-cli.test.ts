@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import {
   isUnavailable,
   runCli,
 } from '../../shared/adapters/relay/docker-cli.ts';
+import { fakeCli as fakeCliIn } from '../support/fake-cli.ts';
 
 /**
  * The docker CLI as the docker executor runs it: podman for a real engine;
@@ -23,12 +24,7 @@ afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-function fakeCli(body: string): string {
-  const bin = join(scratch, `docker-${randomUUID()}`);
-  writeFileSync(bin, `#!/bin/sh\n${body}\n`);
-  chmodSync(bin, 0o755);
-  return bin;
-}
+const fakeCli = (body: string): string => fakeCliIn(scratch, body);
 
 describe('runCli', () => {
   it('answers the exit code and both streams', async () => {

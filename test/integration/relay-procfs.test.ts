@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   markedProcesses,
   processGroupMembers,
@@ -8,6 +8,8 @@ import {
   signalGroup,
   taskAlive,
 } from '../../shared/adapters/relay/procfs.ts';
+
+const WAIT = { timeout: 3000, interval: 10 } as const;
 
 /** Real processes read through the real /proc: a shell leading its own group, with a child of its own. */
 const children: ChildProcess[] = [];
@@ -25,16 +27,11 @@ function startMarked(executorId: string, runId: string): ChildProcess {
   return child;
 }
 
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
-  expect(check()).toBe(true);
-}
-
 describe('readStat and taskAlive', () => {
   it('reads the group and start time, and tells a recycled pid by its start time', async () => {
     const child = startMarked(`exec-${randomUUID()}`, 'run-1');
     const pid = child.pid ?? 0;
-    await until(() => readStat(pid) !== undefined);
+    await vi.waitFor(() => expect(readStat(pid) !== undefined).toBe(true), WAIT);
     const stat = readStat(pid);
 
     expect(stat?.pgid).toBe(pid);
@@ -45,7 +42,7 @@ describe('readStat and taskAlive', () => {
   it('answers undefined and false for a pid that is gone', async () => {
     const child = startMarked(`exec-${randomUUID()}`, 'run-1');
     const pid = child.pid ?? 0;
-    await until(() => readStat(pid) !== undefined);
+    await vi.waitFor(() => expect(readStat(pid) !== undefined).toBe(true), WAIT);
     const starttime = readStat(pid)?.starttime ?? '';
     const exited = new Promise((resolve) => child.once('exit', resolve));
 
@@ -63,7 +60,7 @@ describe('markedProcesses and processGroupMembers', () => {
     startMarked(`other-${randomUUID()}`, 'run-other');
     const pid = mine.pid ?? 0;
     // The shell and its sleep both carry the marks; both are in the shell's group.
-    await until(() => markedProcesses(executorId).length === 2);
+    await vi.waitFor(() => expect(markedProcesses(executorId).length === 2).toBe(true), WAIT);
 
     const found = markedProcesses(executorId);
 
@@ -75,10 +72,10 @@ describe('markedProcesses and processGroupMembers', () => {
   it('sees a killed group empty, and signalling it again is harmless', async () => {
     const executorId = `exec-${randomUUID()}`;
     const pid = startMarked(executorId, 'run-1').pid ?? 0;
-    await until(() => markedProcesses(executorId).length === 2);
+    await vi.waitFor(() => expect(markedProcesses(executorId).length === 2).toBe(true), WAIT);
 
     signalGroup(pid, 'SIGKILL');
-    await until(() => processGroupMembers(pid).length === 0);
+    await vi.waitFor(() => expect(processGroupMembers(pid).length === 0).toBe(true), WAIT);
 
     expect(markedProcesses(executorId)).toEqual([]);
     expect(() => signalGroup(pid, 'SIGKILL')).not.toThrow();

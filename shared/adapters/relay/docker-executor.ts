@@ -7,13 +7,7 @@ import {
   EXIT_FILE,
   SHIM_PREFIX,
 } from '../../domain/shim-protocol.ts';
-import type {
-  ExecutionRequest,
-  ExecutionResult,
-  Executor,
-  LineSink,
-  RunningExecution,
-} from '../../ports/executor.ts';
+import type { ExecutionRequest, Executor, LineSink, RunningExecution } from '../../ports/executor.ts';
 import { type CliResult, isNoSuchContainer, isUnavailable, runCli } from './docker-cli.ts';
 import { DEFAULT_INHERIT_ENV, ProcessExecutor } from './process-executor.ts';
 import { taskAlive } from './procfs.ts';
@@ -341,7 +335,7 @@ export class DockerExecutor implements Executor {
       },
     ]);
     let stopping: Promise<CliResult> | undefined;
-    const done = (async (): Promise<ExecutionResult> => {
+    const done: RunningExecution['done'] = (async () => {
       const waited = await runCli(this.bin, ['wait', name], this.cliEnv);
       if (stopping !== undefined) await stopping;
       const code = Number(waited.stdout.trim());

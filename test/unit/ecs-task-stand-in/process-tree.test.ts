@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { descendants, killTree } from '../../../tools/ecs-task-stand-in/process-tree.ts';
+
+const WAIT = { timeout: 3000, interval: 10 } as const;
 
 /** Running, not a zombie waiting for a parent (pid 1 in a container may never reap it). */
 const alive = (pid: number): boolean => {
@@ -13,11 +15,6 @@ const alive = (pid: number): boolean => {
   }
 };
 
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 300 && !check(); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
-  expect(check()).toBe(true);
-}
-
 describe('descendants and killTree', () => {
   it('finds every process below a pid, grandchildren in their own group included, and kills them all', async () => {
     // sh → sh (a new session: its own group, as the shim gives the tool) → sleep
@@ -25,14 +22,14 @@ describe('descendants and killTree', () => {
       stdio: 'ignore',
     });
     const pid = root.pid ?? 0;
-    await until(() => descendants(pid).length >= 3);
+    await vi.waitFor(() => expect(descendants(pid).length >= 3).toBe(true), WAIT);
     const below = descendants(pid);
     const exited = new Promise((resolve) => root.once('exit', resolve));
 
     killTree(pid);
     await exited;
 
-    await until(() => below.every((p) => !alive(p)));
+    await vi.waitFor(() => expect(below.every((p) => !alive(p))).toBe(true), WAIT);
   });
 
   it('answers nothing for a pid without children, and killing a gone pid is harmless', () => {
