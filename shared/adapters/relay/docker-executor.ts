@@ -1,23 +1,19 @@
 import { existsSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { LauncherUnavailableError, LaunchRejectedError } from '../../domain/errors.ts';
-import {
-  CONTAINER_WORK_DIR,
-  type ContainerTarget,
-  EXIT_FILE,
-  SHIM_PREFIX,
-} from '../../domain/shim-protocol.ts';
+import { CONTAINER_WORK_DIR, EXIT_FILE, SHIM_PREFIX } from '../../domain/shim-protocol.ts';
 import type { ExecutionRequest, Executor, LineSink, RunningExecution } from '../../ports/executor.ts';
 import { type CliResult, isNoSuchContainer, isUnavailable, runCli } from './docker-cli.ts';
+import {
+  assetMountFor,
+  containerName,
+  containerTarget,
+  EXECUTOR_LABEL,
+  MANAGED_LABEL,
+  RUN_ID_LABEL,
+} from './docker-target.ts';
 import { DEFAULT_INHERIT_ENV, ProcessExecutor } from './process-executor.ts';
 import { taskAlive } from './procfs.ts';
-
-/** Where assets appear inside the task container (the seeds: assets are bind-mounted under /ansible/). */
-export const CONTAINER_ASSET_ROOT = `${CONTAINER_WORK_DIR}/assets`;
-export const MANAGED_LABEL = 'remote-worker.managed';
-export const RUN_ID_LABEL = 'remote-worker.run-id';
-/** Which relay started the container, so two relays (or local instances) on one engine never reap each other's. */
-export const EXECUTOR_LABEL = 'remote-worker.executor';
 
 /** The docker CLI's own configuration, passed through to the shim that runs `docker run`. */
 const CLI_ENV = [
@@ -62,11 +58,6 @@ export interface DockerExecutorOptions {
   readonly reapGraceMs?: number;
 }
 
-/** Deterministic container name: a second start for the same run finds the first container instead of making another. */
-export function containerName(runId: string): string {
-  return `rw-${runId.toLowerCase().replace(/[^a-z0-9_.-]/g, '-')}`;
-}
-
 const HANDLE = /^docker:([a-z0-9][a-z0-9_.-]*)(?:\/(process:(\d+):(\d+)))?$/;
 
 /**
@@ -101,14 +92,12 @@ const HANDLE = /^docker:([a-z0-9][a-z0-9_.-]*)(?:\/(process:(\d+):(\d+)))?$/;
 export class DockerExecutor implements Executor {
   readonly name = 'docker' as const;
   private readonly bin: string;
-  private readonly network: string;
   private readonly cliEnv: NodeJS.ProcessEnv;
   private readonly executorId: string;
   private readonly tasks: ProcessExecutor;
 
   constructor(private readonly options: DockerExecutorOptions = {}) {
     this.bin = options.bin ?? 'docker';
-    this.network = options.network ?? 'bridge';
     this.cliEnv = options.cliEnv ?? process.env;
     this.executorId = options.executorId ?? 'relay';
     for (const volume of options.volumes ?? []) {
@@ -135,34 +124,13 @@ export class DockerExecutor implements Executor {
   async start(request: ExecutionRequest, sink: LineSink): Promise<RunningExecution> {
     if (request.image === '') throw new LaunchRejectedError('The docker executor needs a runner image');
     const name = containerName(request.runId);
-    const assetMount = this.assetMount(request);
+    const assetMount = assetMountFor(request.spec, this.options.assetRoot);
     const inspect = await this.inspect(name);
     if (inspect !== 'missing') {
       // A redelivered start: the container of the first attempt is the task, never a second play.
       return this.adopt(`docker:${name}`, request.workDir, sink);
     }
-    const target: ContainerTarget = {
-      bin: this.bin,
-      name,
-      image: request.image,
-      runArgs: [
-        '--label',
-        `${RUN_ID_LABEL}=${request.runId}`,
-        '--label',
-        `${MANAGED_LABEL}=true`,
-        '--label',
-        `${EXECUTOR_LABEL}=${this.executorId}`,
-        '--network',
-        this.network,
-        '--init',
-        ...(this.options.memory === undefined ? [] : ['--memory', this.options.memory]),
-        ...(this.options.cpus === undefined ? [] : ['--cpus', this.options.cpus]),
-        ...(this.options.user === undefined ? [] : ['--user', this.options.user]),
-        ...(assetMount === undefined ? [] : ['-v', `${assetMount.host}:${assetMount.container}:ro`]),
-        ...(this.options.volumes ?? []).flatMap((volume) => ['-v', volume]),
-      ],
-      ...(assetMount === undefined ? {} : { assetMount }),
-    };
+    const target = containerTarget(this.bin, this.executorId, this.options, request, name, assetMount);
     const cliEnv: Record<string, string> = {};
     for (const key of CLI_ENV) {
       const value = this.cliEnv[key];
@@ -236,30 +204,6 @@ export class DockerExecutor implements Executor {
       if (await this.forceRemove(name)) reaped.add(runId);
     }
     return [...reaped];
-  }
-
-  /** The host directory to mount for the asset, and where it appears in the container. */
-  private assetMount(request: ExecutionRequest): ContainerTarget['assetMount'] {
-    const { spec } = request;
-    if (spec.asset.kind === 'url') return undefined;
-    const hostPath = spec.asset.path;
-    const root = this.options.assetRoot;
-    let mount: string;
-    if (root === undefined) {
-      mount = dirname(hostPath);
-    } else {
-      const rel = relative(root, hostPath);
-      if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
-        throw new LaunchRejectedError(`The asset ${hostPath} is outside the asset root ${root}`);
-      }
-      mount = root;
-    }
-    if (mount.includes(':')) {
-      throw new LaunchRejectedError(
-        `Cannot bind-mount ${mount}: a ':' in the path breaks docker's -v syntax`,
-      );
-    }
-    return { host: mount, container: CONTAINER_ASSET_ROOT };
   }
 
   private async inspect(name: string): Promise<'missing' | 'present'> {
