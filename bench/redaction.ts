@@ -18,7 +18,7 @@
 import { cpus, loadavg } from 'node:os';
 import { PassThrough } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { pipeLines } from '../runners/shim/main.ts';
+import { pipeLines } from '../runners/shim/lines.ts';
 import {
   compileRedaction,
   DEFAULT_MASK,

@@ -1,8 +1,9 @@
-import type { EventBridgeEvent } from 'aws-lambda';
 import { formatEcsHandle } from '../../shared/adapters/ecs/handle.ts';
 import {
   decideTaskEvent,
+  ECS_TASK_STATE_CHANGE,
   type EcsEventOutcome,
+  type EcsTaskStateChangeEvent,
   isRecordedTask,
   parseTaskEvent,
   taskEventHandle,
@@ -14,8 +15,6 @@ import { applyBackendStatus } from '../../shared/app/sync-backends.ts';
 import { lambdaHandler } from '../../shared/composition/lambda.ts';
 import { DomainError, NotFoundError } from '../../shared/domain/errors.ts';
 import { amend, isTerminal, type Run } from '../../shared/domain/run.ts';
-
-export const ECS_TASK_STATE_CHANGE = 'ECS Task State Change';
 
 /**
  * The EventBridge rule for this handler: our cluster's task events, only for
@@ -30,9 +29,8 @@ export const ecsTaskStateChangePattern = (clusterArn: string) => ({
   detail: { clusterArn: [clusterArn], group: [{ prefix: 'rw:' }] },
 });
 
-export type { EcsEventOutcome };
-
-export type EcsTaskStateChangeEvent = EventBridgeEvent<typeof ECS_TASK_STATE_CHANGE, unknown>;
+export type { EcsEventOutcome, EcsTaskStateChangeEvent };
+export { ECS_TASK_STATE_CHANGE };
 
 export type EcsTaskStateChangeDeps = Pick<
   AppDeps,

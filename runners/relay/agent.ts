@@ -1,17 +1,11 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Logger } from '@aws-lambda-powertools/logger';
-import type { AssetStorage } from '../../shared/app/asset-access.ts';
-import type { ConnectionDeps } from '../../shared/app/connection-material.ts';
 import { endRun } from '../../shared/app/credentials.ts';
 import { settleRun } from '../../shared/app/run-updates.ts';
-import type { TargetLookupDeps } from '../../shared/app/target-lookup.ts';
-import { prepareTask } from '../../shared/app/task-prep.ts';
 import { troubledReason } from '../../shared/app/trouble-reason.ts';
 import { DomainError } from '../../shared/domain/errors.ts';
 import {
   amend,
-  deadlineOf,
   isRelayOwner,
   isTerminal,
   RELAY_OWNER_PREFIX,
@@ -20,60 +14,15 @@ import {
   transition,
 } from '../../shared/domain/run.ts';
 import { decodeRunMessage } from '../../shared/domain/run-message.ts';
+import { SHIM_PREFIX } from '../../shared/domain/shim-protocol.ts';
 import { detectTrouble } from '../../shared/domain/troubleshooting.ts';
 import { sleep } from '../../shared/lib/sleep.ts';
-import type { AssetStore } from '../../shared/ports/asset-store.ts';
-import type { Clock } from '../../shared/ports/clock.ts';
-import type { ClusterAuth } from '../../shared/ports/cluster-auth.ts';
-import type { CredentialBroker } from '../../shared/ports/credential-broker.ts';
-import type { ExecutionResult, Executor, RunningExecution } from '../../shared/ports/executor.ts';
-import type { LogStore } from '../../shared/ports/log-store.ts';
-import type { RunSecretStore } from '../../shared/ports/run-secret-store.ts';
-import type { RunStore } from '../../shared/ports/run-store.ts';
-import type { SecretSource } from '../../shared/ports/secret-source.ts';
-import type { TargetStore } from '../../shared/ports/target-store.ts';
-import type { QueueMessage, WorkQueue } from '../../shared/ports/work-queue.ts';
+import type { RunningExecution } from '../../shared/ports/executor.ts';
+import type { QueueMessage } from '../../shared/ports/work-queue.ts';
+import type { RelayAgentOptions } from './agent-options.ts';
 import { LogShipper } from './log-shipper.ts';
-
-export interface RelayAgentOptions {
-  /** Stable id of this relay host; runs it claims carry `relay:<id>` as owner. */
-  readonly id: string;
-  readonly store: RunStore;
-  readonly targets: TargetStore;
-  readonly queue: WorkQueue;
-  readonly logs: LogStore;
-  readonly executor: Executor;
-  readonly secrets: SecretSource;
-  readonly assets: AssetStore;
-  /** How runs reach their asset when `assets` is an object store (read URLs); default `assets` as is. */
-  readonly storage?: AssetStorage;
-  /** Lifetime of an asset read URL (`start_deadline_seconds`). */
-  readonly startDeadlineSeconds?: number;
-  readonly clock: Clock;
-  readonly logger: Logger;
-  /** Directory for per-run work directories. */
-  readonly workRoot: string;
-  /** Most runs executing at once (RELAY_CONCURRENCY, default 3). */
-  readonly concurrency?: number;
-  /** Long-poll wait; SQS allows up to 20 s. */
-  readonly pollWaitSeconds?: number;
-  /** How long a received message stays hidden; renewed while its run executes. */
-  readonly visibilityTimeoutSeconds?: number;
-  /** How often a running run's record is re-read for a cancel request. */
-  readonly cancelPollMs?: number;
-  /** SIGTERM → SIGKILL grace when a run is cancelled or times out. */
-  readonly killGraceMs?: number;
-  /** SSH key names and the Portainer connection (connection material); none when absent. */
-  readonly settings?: ConnectionDeps['settings'];
-  /** Discovered cloud VMs, so runs on them find their target. */
-  readonly discovery?: TargetLookupDeps['discovery'];
-  /** Token preparation for EKS/AKS/GKE kubeconfigs. */
-  readonly clusterAuth?: ClusterAuth;
-  /** Just-in-time checkouts for registered databases, checked in when the run ends. */
-  readonly credentials?: CredentialBroker;
-  /** Per-run secrets (plaintext passwords sent at submit), deleted when the run ends. */
-  readonly runSecrets?: RunSecretStore;
-}
+import { startOrResume } from './task-start.ts';
+import { watchTask } from './task-watch.ts';
 
 interface Active {
   readonly runId: string;
@@ -100,9 +49,6 @@ const execHandleOf = (relayId: string, handle: string | undefined): string | und
  * await agent.start();
  * process.on('SIGTERM', () => agent.stop(30_000));
  */
-/** In a run's work dir: the attempt its task was started for, so a restarted relay resumes rather than starts. */
-const ATTEMPT_FILE = 'attempt';
-
 export class RelayAgent {
   private readonly active = new Map<string, Active>();
   private freed: (() => void) | undefined;
@@ -290,37 +236,16 @@ export class RelayAgent {
 
     const shipper = new LogShipper(this.o.logs, runId).watchFor(run.kind);
     const workDir = join(this.o.workRoot, runId);
-    const attemptFile = join(workDir, ATTEMPT_FILE);
     let execution: RunningExecution;
     try {
-      // This attempt was started by an earlier incarnation that died before recording it: resume that task.
-      const started = await readFile(attemptFile, 'utf8').catch(() => '');
-      const resumed =
-        started === String(run.attempt)
-          ? await this.o.executor.resume?.(runId, workDir, (lines) => shipper.push(lines))
-          : undefined;
-      if (resumed !== undefined) {
-        shipper.system(`remote-worker: relay ${this.o.id} restarted and resumed the task it had started`);
-        execution = resumed;
-      } else {
-        const prepared = await prepareTask(this.o, run);
-        await rm(workDir, { recursive: true, force: true });
-        await mkdir(workDir, { recursive: true, mode: 0o700 });
-        // Written before the start, so a crash right after it leaves the mark resume looks for.
-        await writeFile(attemptFile, String(run.attempt), { mode: 0o600 });
-        shipper.system(`remote-worker: starting on relay ${this.o.id} (${this.o.executor.name} executor)`);
-        execution = await this.o.executor.start(
-          { runId, image: run.image ?? '', spec: prepared.spec, secretEnv: prepared.secretEnv, workDir },
-          (lines) => shipper.push(lines),
-        );
-      }
+      execution = await startOrResume(this.o, run, shipper, workDir);
     } catch (error) {
       const what = error instanceof DomainError ? error.message : 'The relay could not start the task';
       const trouble = detectTrouble(what, run.kind);
       const reason = trouble === undefined ? what : await troubledReason(this.o, run, trouble, what);
       if (!(error instanceof DomainError))
         this.o.logger.error('relay: start failed', { runId, error: error as Error });
-      shipper.system(`remote-worker: ${reason}`);
+      shipper.system(`${SHIM_PREFIX}${reason}`);
       await shipper.close().catch(() => {});
       await this.settle(runId, 'failed', reason);
       return;
@@ -345,47 +270,19 @@ export class RelayAgent {
     const shipper = new LogShipper(this.o.logs, run.id).watchFor(run.kind);
     const workDir = join(this.o.workRoot, run.id);
     const execution = await this.o.executor.adopt(execHandle, workDir, (lines) => shipper.push(lines));
-    shipper.system(`remote-worker: relay ${this.o.id} restarted and adopted this run`);
+    shipper.system(`${SHIM_PREFIX}relay ${this.o.id} restarted and adopted this run`);
     await this.supervise(run, execution, shipper, workDir);
   }
 
   /** Watch for cancel and the deadline until the task ends, then settle the run once. */
   private async supervise(run: Run, execution: RunningExecution, shipper: LogShipper, workDir: string) {
-    let stopReason: 'cancelled' | 'timed_out' | undefined;
-    const graceMs = this.o.killGraceMs ?? 10_000;
-    const stop = (why: 'cancelled' | 'timed_out') => {
-      if (stopReason !== undefined) return;
-      stopReason = why;
-      shipper.system(
-        why === 'cancelled'
-          ? 'remote-worker: cancel requested; stopping the task'
-          : 'remote-worker: timed out; stopping the task',
-      );
-      execution
-        .kill(graceMs)
-        .catch((error: unknown) => this.o.logger.error('relay: kill failed', { error: error as Error }));
-    };
-    const deadline = deadlineOf(run) - this.o.clock.nowMs();
-    const deadlineTimer = setTimeout(() => stop('timed_out'), Math.max(0, deadline));
-    const cancelPoll = setInterval(async () => {
-      const current = await this.o.store.getRun(run.id).catch(() => undefined);
-      if (current?.cancelRequested || (current !== undefined && isTerminal(current.state))) stop('cancelled');
-    }, this.o.cancelPollMs ?? 1000);
-
-    let result: ExecutionResult;
-    try {
-      result = await execution.done;
-    } finally {
-      clearTimeout(deadlineTimer);
-      clearInterval(cancelPoll);
-    }
-    const [state, what] = outcome(result, stopReason, shipper.lastProblem, run.timeoutSeconds);
+    const { state, reason: what, exitCode } = await watchTask(this.o, run, execution, shipper);
     const trouble = state === 'failed' ? shipper.trouble : undefined;
     const reason =
       trouble === undefined || what === undefined ? what : await troubledReason(this.o, run, trouble, what);
-    shipper.system(`remote-worker: ${state}${reason === undefined ? '' : ` (${reason})`}`);
+    shipper.system(`${SHIM_PREFIX}${state}${reason === undefined ? '' : ` (${reason})`}`);
     await shipper.close();
-    await this.settle(run.id, state, reason, result.exitCode);
+    await this.settle(run.id, state, reason, exitCode);
     await rm(workDir, { recursive: true, force: true }).catch(() => {});
   }
 
@@ -402,22 +299,4 @@ export class RelayAgent {
       }),
     );
   }
-}
-
-function outcome(
-  result: ExecutionResult,
-  stopReason: 'cancelled' | 'timed_out' | undefined,
-  lastProblem: string | undefined,
-  timeoutSeconds: number,
-): [RunState, string | undefined] {
-  if (stopReason === 'cancelled') return ['cancelled', 'Cancelled while running; the task was stopped'];
-  if (stopReason === 'timed_out')
-    return ['timed_out', `Still running after its ${timeoutSeconds} s timeout; stopped`];
-  if (result.lost !== undefined) return ['failed', result.lost];
-  if (result.exitCode === 0) return ['succeeded', undefined];
-  const how =
-    result.exitCode === undefined
-      ? `was killed by ${result.signal ?? 'a signal'}`
-      : `exited with code ${result.exitCode}`;
-  return ['failed', lastProblem === undefined ? `The task ${how}` : `The task ${how}: ${lastProblem}`];
 }

@@ -20,7 +20,8 @@ import { DynamoLogStore } from '../../shared/adapters/dynamodb/log-store.ts';
 import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
 import { DynamoTargetStore } from '../../shared/adapters/dynamodb/target-store.ts';
 import { LocalAssetStore } from '../../shared/adapters/local/asset-store.ts';
-import { DockerExecutor, dockerAvailable } from '../../shared/adapters/relay/docker-executor.ts';
+import { dockerAvailable } from '../../shared/adapters/relay/docker-cli.ts';
+import { DockerExecutor } from '../../shared/adapters/relay/docker-executor.ts';
 import { ProcessExecutor } from '../../shared/adapters/relay/process-executor.ts';
 import {
   SecretsManagerRunSecrets,

@@ -14,30 +14,21 @@
  * redactor through the CLI's pipes and nowhere else, so no engine log file
  * ever holds a secret unredacted.
  *
- * Depends on Node built-ins only (the shim bundles to one file).
+ * Depends on Node built-ins and shared/domain only (the shim bundles to one file).
  */
 import { spawn } from 'node:child_process';
 import { relative, sep } from 'node:path';
+import {
+  CONTAINER_WORK_DIR,
+  type ContainerTarget,
+  SHIM_EXIT,
+  SHIM_PREFIX,
+} from '../../shared/domain/shim-protocol.ts';
 
-/** Where the shim's private work dir appears inside the container (the seeds: "bind-mounted into /ansible/"). */
-export const CONTAINER_WORK_DIR = '/ansible';
 /** Secret environment files, relative to the work dir. */
 export const SECRET_ENV_DIR = 'env';
 /** Writable scratch for the tool inside the container's own filesystem, gone with the container. */
 const CONTAINER_TMP = '/tmp/remote-worker';
-
-/** What the executor tells the shim in `RW_CONTAINER` (JSON). None of it is secret. */
-export interface ContainerTarget {
-  /** The docker CLI (a name on PATH or a path); podman works too. */
-  readonly bin: string;
-  /** Deterministic `rw-<run id>`: a second attempt collides instead of running the play twice. */
-  readonly name: string;
-  readonly image: string;
-  /** Flags before the image chosen by the executor: labels, network, limits, the asset mount, extra volumes. */
-  readonly runArgs: readonly string[];
-  /** The host directory mounted for assets and where it appears inside the container. */
-  readonly assetMount?: { readonly host: string; readonly container: string };
-}
 
 const NAME = /^[a-z0-9][a-z0-9_.-]*$/;
 
@@ -104,7 +95,7 @@ export const containerScratch = (name: string): string => `${CONTAINER_TMP}/${na
  */
 const PROLOGUE = [
   `for f in ${CONTAINER_WORK_DIR}/${SECRET_ENV_DIR}/*; do [ -f "$f" ] || continue; v=$(cat "$f"; printf x); export "\${f##*/}=\${v%x}"; done`,
-  'command -v "$1" >/dev/null 2>&1 || { echo "remote-worker: $1 is not on the PATH of the image" >&2; exit 127; }',
+  `command -v "$1" >/dev/null 2>&1 || { echo "${SHIM_PREFIX}$1 is not on the PATH of the image" >&2; exit ${SHIM_EXIT.notFound}; }`,
   'exec "$@"',
 ].join('; ');
 

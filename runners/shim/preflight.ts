@@ -21,10 +21,11 @@ import { spawn } from 'node:child_process';
 import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { K8sOperation } from '../../shared/domain/run.ts';
+import { SHIM_EXIT } from '../../shared/domain/shim-protocol.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
 
 /** The shim's exit code for "the image lacks what the run needs" (the shell's "command not found"). */
-export const EXIT_MISSING = 127;
+export const EXIT_MISSING = SHIM_EXIT.notFound;
 
 /** The seeds' wording, kept so operators find it in the runner documentation. */
 export const PYWINRM_MISSING = 'pywinrm is not installed';

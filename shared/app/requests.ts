@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_ASSET_PATH_LENGTH } from '../domain/asset-path.ts';
 import { MAX_BATCH_TARGETS } from '../domain/batch.ts';
+import { isEnvName } from '../domain/env-name.ts';
 import { isPlaintextPasswordVar } from '../domain/ephemeral-secrets.ts';
 import { K8sOperationSchema, RUN_KINDS, SecretBindingSchema } from '../domain/run.ts';
 import { TargetIdSchema } from '../domain/target.ts';
@@ -14,7 +15,6 @@ import { TargetIdSchema } from '../domain/target.ts';
 
 /** Extra vars travel in the run record and to the task: keep them modest. */
 const MAX_EXTRA_VARS_BYTES = 64 * 1024;
-const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Fields every run request shares: `POST /runs` adds `targetId`, `POST /batches` adds `targetIds`. */
 const RUN_REQUEST_FIELDS = {
@@ -40,7 +40,7 @@ const { kind: KIND_FIELD, ...RUN_REQUEST_REST } = RUN_REQUEST_FIELDS;
 /** Cross-field rules of a run request (variable names, extra-var size, secret bindings, k8s operation). */
 function checkRunRequest(body: RunRequestFields, ctx: z.RefinementCtx<RunRequestFields>): void {
   for (const key of Object.keys(body.extraVars)) {
-    if (!VAR_NAME.test(key)) {
+    if (!isEnvName(key)) {
       ctx.addIssue({ code: 'custom', path: ['extraVars', key], message: 'must be a valid variable name' });
     }
   }

@@ -1,7 +1,8 @@
 import { LaunchRejectedError, NotFoundError } from '../domain/errors.ts';
 import { inventoryForRun } from '../domain/inventory.ts';
 import { amend, type Run } from '../domain/run.ts';
-import { assetTypeOf, type TaskSpec } from '../domain/task.ts';
+import { assetTypeOf } from '../domain/task.ts';
+import { checkTaskSpec, type TaskSpec } from '../domain/task-spec.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
 import { type Clock, systemClock } from '../ports/clock.ts';
 import type { PreparedTask } from '../ports/launcher.ts';
@@ -108,5 +109,10 @@ export async function prepareTask(
     ...(run.operation === undefined ? {} : { operation: run.operation }),
     timeoutSeconds: run.timeoutSeconds,
   };
+  // The shim checks the spec against the same schema; one it would refuse must not be sent at all.
+  const checked = checkTaskSpec(spec);
+  if (!checked.ok) {
+    throw new LaunchRejectedError(`Run ${run.id} makes an invalid task spec: ${checked.problems.join('; ')}`);
+  }
   return { spec, secretEnv, secretRefs };
 }

@@ -1,3 +1,5 @@
+import { SHIM_EXIT } from './shim-protocol.ts';
+
 /**
  * What a runner task's exit code means beyond "non-zero": the task shim's own
  * codes (runners/shim/main.ts) and death by signal (128 + n). Each backend
@@ -10,11 +12,11 @@
  */
 export function exitCodeMeaning(code: number, sigkill = 'killed by SIGKILL'): string | undefined {
   switch (code) {
-    case 124:
+    case SHIM_EXIT.timedOut:
       return 'the run hit its timeout inside the task';
-    case 125:
+    case SHIM_EXIT.shimFailed:
       return 'the task shim failed before the tool ran';
-    case 127:
+    case SHIM_EXIT.notFound:
       return 'the tool could not be started';
     case 137:
       return sigkill;

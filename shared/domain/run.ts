@@ -1,9 +1,9 @@
 import { z } from 'zod';
+import { ENV_NAME } from './env-name.ts';
 import { InvalidTransitionError } from './errors.ts';
+import type { RunKind } from './run-kind.ts';
 
-/** What a run does; one kind per batch. */
-export const RUN_KINDS = ['vm', 'cluster_play', 'database_play', 'k8s_op', 'portainer'] as const;
-export type RunKind = (typeof RUN_KINDS)[number];
+export { RUN_KINDS, type RunKind } from './run-kind.ts';
 
 export const RUN_STATES = [
   'queued',
@@ -48,11 +48,7 @@ export const canTransition = (from: RunState, to: RunState): boolean => TRANSITI
 
 /** A named secret bound to a play variable ("Use a secret"). Only the name is stored. */
 export const SecretBindingSchema = z.strictObject({
-  var: z
-    .string()
-    .min(1)
-    .max(128)
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a valid variable name'),
+  var: z.string().min(1).max(128).regex(ENV_NAME, 'must be a valid variable name'),
   secret: z.string().min(1).max(512),
 });
 export type SecretBinding = z.infer<typeof SecretBindingSchema>;

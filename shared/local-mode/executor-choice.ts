@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { DockerExecutor, dockerAvailable } from '../adapters/relay/docker-executor.ts';
+import { dockerAvailable } from '../adapters/relay/docker-cli.ts';
+import { DockerExecutor } from '../adapters/relay/docker-executor.ts';
 import { ProcessExecutor } from '../adapters/relay/process-executor.ts';
 import type { Settings } from '../config/settings.ts';
 import { troubleMessage } from '../domain/troubleshooting.ts';

@@ -1,24 +1,16 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import {
-  chmodSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DockerExecutor, dockerAvailable } from '../../shared/adapters/relay/docker-executor.ts';
+import { DockerExecutor } from '../../shared/adapters/relay/docker-executor.ts';
 import { LauncherUnavailableError, LaunchRejectedError } from '../../shared/domain/errors.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
 import type { ExecutionRequest } from '../../shared/ports/executor.ts';
 import type { LogLineInput } from '../../shared/ports/log-store.ts';
 import { containersLabelled, ensureAnsibleImage, inspectContainer } from '../support/ansible-image.ts';
+import { fakeCli as fakeCliIn } from '../support/fake-cli.ts';
 
 /**
  * The docker executor on a real engine: podman as the docker CLI, plays from
@@ -347,12 +339,7 @@ describe('DockerExecutor on podman', () => {
 });
 
 /** A stand-in `docker` for the failures a real engine cannot be asked to produce. */
-function fakeCli(body: string): string {
-  const bin = join(scratch, `docker-${randomUUID()}`);
-  writeFileSync(bin, `#!/bin/sh\n${body}\n`);
-  chmodSync(bin, 0o755);
-  return bin;
-}
+const fakeCli = (body: string): string => fakeCliIn(scratch, body);
 
 describe('DockerExecutor CLI failures', () => {
   it('translates them into domain errors', async () => {
@@ -369,23 +356,5 @@ describe('DockerExecutor CLI failures', () => {
         () => {},
       ),
     ).rejects.toBeInstanceOf(LaunchRejectedError);
-  });
-});
-
-describe('dockerAvailable', () => {
-  it('is true only when the server answers', async () => {
-    const down = fakeCli('echo "Cannot connect to the Docker daemon" >&2; exit 1');
-
-    expect(await dockerAvailable('podman')).toBe(true);
-    expect(await dockerAvailable(down)).toBe(false);
-    expect(await dockerAvailable(join(scratch, 'missing-docker'))).toBe(false);
-  });
-
-  it('gives up on a CLI that hangs', async () => {
-    const hung = fakeCli('exec sleep 60');
-    const started = Date.now();
-
-    expect(await dockerAvailable(hung, 300)).toBe(false);
-    expect(Date.now() - started).toBeLessThan(3000);
   });
 });

@@ -1,4 +1,5 @@
 import { CreateClusterCommand, type ECSClient, RegisterTaskDefinitionCommand } from '@aws-sdk/client-ecs';
+import { freezeMotoTasks } from '../../tools/ecs-task-stand-in/moto.ts';
 
 const REGION = 'us-east-1';
 
@@ -34,16 +35,7 @@ export async function defaultNetwork(endpoint: string): Promise<{ subnet: string
 }
 
 /** Freeze ECS tasks where RunTask leaves them (moto otherwise advances one step per DescribeTasks call). */
-export async function freezeEcsTasks(endpoint: string): Promise<void> {
-  const res = await fetch(`${endpoint}/moto-api/state-manager/set-transition`, {
-    method: 'POST',
-    body: JSON.stringify({
-      model_name: 'ecs::task',
-      transition: { progression: 'manual', times: 1_000_000 },
-    }),
-  });
-  if (!res.ok) throw new Error(`moto state manager answered ${res.status}`);
-}
+export const freezeEcsTasks = freezeMotoTasks;
 
 /**
  * A runner cluster as the CDK stack makes one, in moto: tasks frozen in their

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleShim, SHIM_ESBUILD_ARGS } from '../../runners/shim/bundle.ts';
-import { CONTAINER_ASSET_ROOT } from '../../shared/adapters/relay/docker-executor.ts';
+import { CONTAINER_ASSET_ROOT } from '../../shared/adapters/relay/docker-target.ts';
 import { inventoryForRun } from '../../shared/domain/inventory.ts';
 import type { VmTarget } from '../../shared/domain/target.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';

@@ -5,6 +5,7 @@ import {
   PutLogEventsCommand,
   ResourceAlreadyExistsException,
 } from '@aws-sdk/client-cloudwatch-logs';
+import type { ContainerDefinition } from '@aws-sdk/client-ecs';
 
 /** PutLogEvents takes at most 10,000 events; a few hundred keeps each call small and the output prompt. */
 const MAX_BATCH = 500;
@@ -95,4 +96,23 @@ export class AwslogsStream {
       });
     }
   }
+}
+
+/**
+ * The awslogs driver's stream of a task's container, when the container logs
+ * with it; undefined otherwise (output then goes nowhere, as on ECS).
+ */
+export async function awslogsStreamFor(
+  logs: CloudWatchLogsClient,
+  definition: ContainerDefinition,
+  taskArn: string,
+): Promise<AwslogsStream | undefined> {
+  const config = definition.logConfiguration;
+  const group = config?.options?.['awslogs-group'];
+  if (config?.logDriver !== 'awslogs' || group === undefined) return undefined;
+  const prefix = config.options?.['awslogs-stream-prefix'];
+  const taskId = taskArn.split('/').at(-1) ?? taskArn;
+  // Fargate requires a prefix; without one the stream is named by the task id alone.
+  const stream = prefix === undefined ? taskId : `${prefix}/${definition.name}/${taskId}`;
+  return AwslogsStream.open(logs, group, stream);
 }

@@ -1,73 +1,25 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { constants, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { Logger } from '@aws-lambda-powertools/logger';
-import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
+import type { ChildProcess } from 'node:child_process';
 import {
   type ContainerDefinition,
   DescribeTaskDefinitionCommand,
-  DescribeTasksCommand,
-  type ECSClient,
-  ListTasksCommand,
   StopTaskCommand,
   type Task,
 } from '@aws-sdk/client-ecs';
-import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import type { EcsTaskStateChangeEvent } from '../../functions/status-sync/ecs-task-state-change.ts';
-import { backoffMs } from '../../shared/lib/backoff.ts';
 import { sleep } from '../../shared/lib/sleep.ts';
-import { AwslogsStream } from './awslogs.ts';
+import { awslogsStreamFor } from './awslogs.ts';
+import { describeTasks, listTaskArns } from './cluster.ts';
 import { containerEnvironment, SecretFetchError } from './container-env.ts';
+import { startContainerProcess } from './container-process.ts';
+import { deliverWithRetries } from './delivery.ts';
+import { freezeMotoTasks } from './moto.ts';
+import { defaultHostEnv, type EcsTaskStandInOptions, shimEntrypoint } from './options.ts';
+import { killTree } from './process-tree.ts';
 import { type TaskChange, type TaskOutcome, taskStateChangeEvent } from './task-event.ts';
 
+export type { EcsTaskStandInOptions } from './options.ts';
 export type { TaskOutcome } from './task-event.ts';
 
-export interface EcsTaskStandInOptions {
-  readonly ecs: ECSClient;
-  readonly secretsManager: SecretsManagerClient;
-  readonly logs: CloudWatchLogsClient;
-  /** The cluster to watch (name or ARN). */
-  readonly cluster: string;
-  readonly region: string;
-  /**
-   * Where each "ECS Task State Change" goes: the status-sync handler, as the
-   * EventBridge rule would invoke it. A rejection is retried, as EventBridge does.
-   */
-  readonly deliver: (event: EcsTaskStateChangeEvent) => Promise<unknown>;
-  /**
-   * moto's endpoint: its tasks are frozen at RUNNING through the state manager
-   * (moto otherwise moves a task one step towards STOPPED on every
-   * DescribeTasks, with no exit code), so what DescribeTasks says is what the
-   * stand-in made happen. Leave unset for an emulator without that API.
-   */
-  readonly motoEndpoint?: string;
-  /**
-   * The command an image's ENTRYPOINT runs. Every runner image's is the task
-   * shim (`node /opt/remote-worker/shim.mjs`), so the default runs
-   * runners/shim/main.ts through tsx for any image.
-   */
-  readonly entrypoint?: (image: string) => readonly string[];
-  /**
-   * What the process needs that an image would carry (PATH for node and
-   * ansible-playbook, HOME). Default: PATH, HOME, LANG and TMPDIR of this
-   * process; nothing else of this process's environment (AWS credentials
-   * among it) reaches a task, as nothing of the host reaches a container.
-   */
-  readonly hostEnv?: Readonly<Record<string, string>>;
-  /** How often the cluster is listed (default 250 ms). */
-  readonly pollMs?: number;
-  /**
-   * Upper bound on the container's `stopTimeout` (SIGTERM to SIGKILL after a
-   * StopTask; ECS's default is 30 s, the runner task definitions ask for 120).
-   */
-  readonly maxStopTimeoutSeconds?: number;
-  readonly logger?: Logger;
-}
-
 const DEFAULT_STOP_TIMEOUT_SECONDS = 30;
-const DELIVERY_ATTEMPTS = 5;
 const ESSENTIAL_EXITED = 'Essential container in task exited';
 
 type Phase = 'starting' | 'running' | 'stopping' | 'stopped';
@@ -86,56 +38,6 @@ interface Tracked {
   deliveries: Promise<void>;
   done: Promise<TaskOutcome>;
   finish: (outcome: TaskOutcome) => void;
-}
-
-const shimEntrypoint = (): readonly string[] => [
-  process.execPath,
-  '--import',
-  import.meta.resolve('tsx'),
-  fileURLToPath(new URL('../../runners/shim/main.ts', import.meta.url)),
-];
-
-function defaultHostEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const name of ['PATH', 'HOME', 'LANG', 'TMPDIR']) {
-    const value = process.env[name];
-    if (value !== undefined) env[name] = value;
-  }
-  return env;
-}
-
-/** Every process below `pid`, read from /proc: what a container's PID namespace would hold. */
-function descendants(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  const found: number[] = [];
-  const walk = (p: number) => {
-    for (const c of children.get(p) ?? []) {
-      found.push(c);
-      walk(c);
-    }
-  };
-  walk(pid);
-  return found;
-}
-
-function killTree(pid: number): void {
-  for (const p of [pid, ...descendants(pid)]) {
-    try {
-      process.kill(p, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
 }
 
 /**
@@ -247,32 +149,12 @@ export class EcsTaskStandIn {
     }
   }
 
-  async #list(desiredStatus: 'RUNNING' | 'STOPPED'): Promise<string[]> {
-    const arns: string[] = [];
-    let nextToken: string | undefined;
-    do {
-      const page = await this.#o.ecs.send(
-        new ListTasksCommand({
-          cluster: this.#o.cluster,
-          desiredStatus,
-          ...(nextToken === undefined ? {} : { nextToken }),
-        }),
-      );
-      arns.push(...(page.taskArns ?? []));
-      nextToken = page.nextToken;
-    } while (nextToken !== undefined);
-    return arns;
+  #list(desiredStatus: 'RUNNING' | 'STOPPED'): Promise<string[]> {
+    return listTaskArns(this.#o.ecs, this.#o.cluster, desiredStatus);
   }
 
-  async #describe(arns: readonly string[]): Promise<Task[]> {
-    const tasks: Task[] = [];
-    for (let i = 0; i < arns.length; i += 100) {
-      const { tasks: page = [] } = await this.#o.ecs.send(
-        new DescribeTasksCommand({ cluster: this.#o.cluster, tasks: arns.slice(i, i + 100) }),
-      );
-      tasks.push(...page);
-    }
-    return tasks;
+  #describe(arns: readonly string[]): Promise<Task[]> {
+    return describeTasks(this.#o.ecs, this.#o.cluster, arns);
   }
 
   #begin(task: Task): void {
@@ -345,62 +227,39 @@ export class EcsTaskStandIn {
       return;
     }
 
-    const out = await this.#logStream(definition, t.arn);
+    const out = await awslogsStreamFor(this.#o.logs, definition, t.arn);
     const argv = [
       ...(this.#o.entrypoint ?? shimEntrypoint)(definition.image ?? ''),
       ...(override?.command ?? definition.command ?? []),
     ];
-    const workDir = mkdtempSync(join(tmpdir(), 'rw-ecs-task-'));
-    const [file = '', ...args] = argv;
-    const child = spawn(file, args, { cwd: workDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const { child, ended } = startContainerProcess(argv, env, (chunk) => out?.write(chunk));
     t.child = child;
-    const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>(
-      (resolve) => {
-        child.once('error', (error) => resolve({ code: null, signal: null, error }));
-        child.once('close', (code, signal) => resolve({ code, signal }));
-      },
-    );
     child.once('spawn', () => {
       t.phase = t.stopRequested === undefined ? 'running' : t.phase;
       this.#emit(t, 'RUNNING', 'RUNNING');
       // A stop that arrived while the process was starting.
       if (t.stopRequested !== undefined) this.#terminate(t, definition);
     });
-    for (const stream of [child.stdout, child.stderr])
-      stream?.on('data', (chunk: Buffer) => out?.write(chunk));
 
-    const { code, signal, error } = await ended;
+    const end = await ended;
     await out?.close().catch((e: unknown) => {
       this.#o.logger?.error('ecs stand-in: shipping output failed', { taskArn: t.arn, error: e as Error });
     });
-    rmSync(workDir, { recursive: true, force: true });
-    if (error !== undefined) {
+    if ('error' in end) {
       this.#end(t, {
         stopCode: 'TaskFailedToStart',
         stoppedReason: 'CannotStartContainerError: the entrypoint could not be started',
-        containerReason: `CannotStartContainerError: ${error.message}`,
+        containerReason: `CannotStartContainerError: ${end.error.message}`,
       });
       return;
     }
-    const exitCode = code ?? 128 + (signal === null ? 9 : (constants.signals[signal] ?? 9));
+    const { exitCode } = end;
     this.#end(
       t,
       t.stopRequested === undefined
         ? { stopCode: 'EssentialContainerExited', stoppedReason: ESSENTIAL_EXITED, exitCode }
         : { stopCode: 'UserInitiated', stoppedReason: t.stopRequested, exitCode },
     );
-  }
-
-  /** The awslogs driver's stream, when the container logs with it; otherwise output goes nowhere, as on ECS. */
-  async #logStream(definition: ContainerDefinition, taskArn: string): Promise<AwslogsStream | undefined> {
-    const config = definition.logConfiguration;
-    const group = config?.options?.['awslogs-group'];
-    if (config?.logDriver !== 'awslogs' || group === undefined) return undefined;
-    const prefix = config.options?.['awslogs-stream-prefix'];
-    const taskId = taskArn.split('/').at(-1) ?? taskArn;
-    // Fargate requires a prefix; without one the stream is named by the task id alone.
-    const stream = prefix === undefined ? taskId : `${prefix}/${definition.name}/${taskId}`;
-    return AwslogsStream.open(this.#o.logs, group, stream);
   }
 
   #stopRequested(t: Tracked, reason: string): void {
@@ -479,36 +338,14 @@ export class EcsTaskStandIn {
     };
     t.deliveries = t.deliveries.then(async () => {
       const event = taskStateChangeEvent(t.task, change, this.#o.region);
-      for (let attempt = 1; ; attempt += 1) {
-        try {
-          await this.#o.deliver(event);
-          return;
-        } catch (error) {
-          if (attempt >= DELIVERY_ATTEMPTS) {
-            this.#o.logger?.error('ecs stand-in: event not delivered', {
-              taskArn: t.arn,
-              lastStatus,
-              version: change.version,
-              error: error as Error,
-            });
-            return;
-          }
-          await sleep(backoffMs(attempt, { baseMs: 100 }));
-        }
-      }
+      await deliverWithRetries(this.#o.deliver, event, (error) =>
+        this.#o.logger?.error('ecs stand-in: event not delivered', {
+          taskArn: t.arn,
+          lastStatus,
+          version: change.version,
+          error: error as Error,
+        }),
+      );
     });
   }
-}
-
-/** moto: keep ECS tasks where RunTask leaves them (RUNNING) until StopTask (see `motoEndpoint`). */
-export async function freezeMotoTasks(endpoint: string): Promise<void> {
-  const response = await fetch(`${endpoint}/moto-api/state-manager/set-transition`, {
-    method: 'POST',
-    body: JSON.stringify({
-      model_name: 'ecs::task',
-      transition: { progression: 'manual', times: 1_000_000 },
-    }),
-  });
-  await response.arrayBuffer();
-  if (!response.ok) throw new Error(`moto's state manager answered ${response.status}`);
 }

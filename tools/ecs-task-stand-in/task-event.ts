@@ -1,5 +1,5 @@
 import type { Task } from '@aws-sdk/client-ecs';
-import type { EcsTaskStateChangeEvent } from '../../functions/status-sync/ecs-task-state-change.ts';
+import type { EcsTaskStateChangeEvent } from '../../shared/adapters/ecs/task-event.ts';
 
 /** How a task ended, as ECS reports it in DescribeTasks and in its STOPPED event. */
 export interface TaskOutcome {

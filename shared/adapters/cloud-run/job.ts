@@ -1,4 +1,5 @@
 import type { protos } from '@google-cloud/run';
+import { isEnvName } from '../../domain/env-name.ts';
 import { LaunchRejectedError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
 import type { PreparedTask } from '../../ports/launcher.ts';
@@ -16,8 +17,6 @@ const TASK_TIMEOUT_MAX_SECONDS = 604_800;
 const SECRET_TTL_MARGIN_SECONDS = 86_400;
 /** Secret Manager secret ids: at most 255 characters. */
 const SECRET_ID_MAX = 255;
-/** Env names the container may receive (POSIX-ish, as Cloud Run accepts them). */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * The job of one run and attempt: one task, never retried by Cloud Run
@@ -104,7 +103,7 @@ export async function jobEnvironment(
   const labels = runLabels({ runId: run.id, attempt: run.attempt }, jobId);
   const ttl = Math.min(run.timeoutSeconds, TASK_TIMEOUT_MAX_SECONDS) + SECRET_TTL_MARGIN_SECONDS;
   for (const envName of [...named].sort()) {
-    if (!ENV_NAME.test(envName) || envName === 'RW_TASK' || envName === 'RW_RUN_ID') {
+    if (!isEnvName(envName) || envName === 'RW_TASK' || envName === 'RW_RUN_ID') {
       throw new LaunchRejectedError(`Secret env name ${envName} cannot be used in a Cloud Run container`);
     }
     const ref = prepared.secretRefs[envName];

@@ -1,4 +1,5 @@
 import { ValidationError } from '../../domain/errors.ts';
+import { shimLineStream } from '../../domain/shim-protocol.ts';
 import {
   LOG_PAGE_DEFAULT_LINES,
   type LogLine,
@@ -18,8 +19,6 @@ const MAX_PAGE_SIZE = 1000;
  * already seen. Follow a few such pages before answering "nothing new".
  */
 const MAX_PAGES = 5;
-/** Lines the task shim writes itself (runners/shim/main.ts SHIM_PREFIX) are shipped as `system`. */
-const SHIM_PREFIX = 'remote-worker: ';
 
 interface LogEntry {
   readonly logName?: string;
@@ -185,7 +184,7 @@ function isoMillis(timestamp: string): string {
 function streamOf(e: LogEntry): LogStream {
   const log = decodeURIComponent(e.logName ?? '');
   if (log.endsWith('/stderr')) return 'stderr';
-  if (log.endsWith('/stdout')) return textOf(e).startsWith(SHIM_PREFIX) ? 'system' : 'stdout';
+  if (log.endsWith('/stdout')) return shimLineStream(textOf(e));
   // run.googleapis.com/varlog/system and friends: Cloud Run's own words about the task.
   return 'system';
 }

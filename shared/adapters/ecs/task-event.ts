@@ -1,3 +1,4 @@
+import type { EventBridgeEvent } from 'aws-lambda';
 import { z } from 'zod';
 import { isTerminal, type Run } from '../../domain/run.ts';
 import type { BackendStatus } from '../../ports/launcher.ts';
@@ -32,6 +33,12 @@ const DetailSchema = z.looseObject({
     )
     .optional(),
 });
+/** EventBridge's detail-type for ECS task state changes. */
+export const ECS_TASK_STATE_CHANGE = 'ECS Task State Change';
+
+/** The event as EventBridge delivers it; `detail` is parsed by parseTaskEvent. */
+export type EcsTaskStateChangeEvent = EventBridgeEvent<typeof ECS_TASK_STATE_CHANGE, unknown>;
+
 export type TaskEventDetail = z.infer<typeof DetailSchema>;
 
 /** What the status sync did with one event; returned for tests and logged. */

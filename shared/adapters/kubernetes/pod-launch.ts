@@ -1,4 +1,5 @@
 import type { V1Pod } from '@kubernetes/client-node';
+import { isEnvName } from '../../domain/env-name.ts';
 import { LauncherUnavailableError, LaunchRejectedError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
 import type { PreparedTask, RunAttempt } from '../../ports/launcher.ts';
@@ -8,8 +9,6 @@ import type { KubeApi } from './kube-api.ts';
 import { markerText, scanArchive } from './log-archive.ts';
 import { configMapManifest, ownerReferenceTo, podManifest, secretManifest } from './manifests.ts';
 import { hasStarted } from './pod-status.ts';
-
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * Create the run attempt's pod, then its Secret and ConfigMap owned by it
@@ -42,7 +41,7 @@ export async function launchPod(
   }
 
   const prepared = await o.prepare(run);
-  const bad = Object.keys(prepared.secretEnv).filter((env) => !ENV_NAME.test(env));
+  const bad = Object.keys(prepared.secretEnv).filter((env) => !isEnvName(env));
   if (bad.length > 0) {
     throw new LaunchRejectedError(`Secret environment names are not valid variable names: ${bad.join(', ')}`);
   }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ValidationError } from '../../domain/errors.ts';
+import { shimLineStream } from '../../domain/shim-protocol.ts';
 import type { LogStream } from '../../ports/log-store.ts';
 
 /**
@@ -42,10 +43,8 @@ export interface LogPosition {
 
 export const START: LogPosition = { n: 0, k: 0 };
 
-/** Lines the task shim writes itself (runners/shim/main.ts SHIM_PREFIX); shipped as `system`, like the relay does. */
-const SHIM_PREFIX = 'remote-worker: ';
-
-export const streamOf = (text: string): LogStream => (text.startsWith(SHIM_PREFIX) ? 'system' : 'stdout');
+/** Lines the task shim writes itself are shipped as `system`, like the relay does. */
+export const streamOf = (text: string): LogStream => shimLineStream(text);
 
 const TIMESTAMP = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$/;
 

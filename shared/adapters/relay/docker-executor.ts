@@ -1,23 +1,19 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative } from 'node:path';
-import type { ContainerTarget } from '../../../runners/shim/container.ts';
+import { isAbsolute, join } from 'node:path';
 import { LauncherUnavailableError, LaunchRejectedError } from '../../domain/errors.ts';
-import type {
-  ExecutionRequest,
-  ExecutionResult,
-  Executor,
-  LineSink,
-  RunningExecution,
-} from '../../ports/executor.ts';
-import { DEFAULT_INHERIT_ENV, EXIT_FILE, ProcessExecutor, taskAlive } from './process-executor.ts';
-
-/** Where assets appear inside the task container (the seeds: assets are bind-mounted under /ansible/). */
-export const CONTAINER_ASSET_ROOT = '/ansible/assets';
-export const MANAGED_LABEL = 'remote-worker.managed';
-export const RUN_ID_LABEL = 'remote-worker.run-id';
-/** Which relay started the container, so two relays (or local instances) on one engine never reap each other's. */
-export const EXECUTOR_LABEL = 'remote-worker.executor';
+import { CONTAINER_WORK_DIR, EXIT_FILE, SHIM_PREFIX } from '../../domain/shim-protocol.ts';
+import type { ExecutionRequest, Executor, LineSink, RunningExecution } from '../../ports/executor.ts';
+import { type CliResult, isNoSuchContainer, isUnavailable, runCli } from './docker-cli.ts';
+import {
+  assetMountFor,
+  containerName,
+  containerTarget,
+  EXECUTOR_LABEL,
+  MANAGED_LABEL,
+  RUN_ID_LABEL,
+} from './docker-target.ts';
+import { DEFAULT_INHERIT_ENV, ProcessExecutor } from './process-executor.ts';
+import { taskAlive } from './procfs.ts';
 
 /** The docker CLI's own configuration, passed through to the shim that runs `docker run`. */
 const CLI_ENV = [
@@ -62,63 +58,6 @@ export interface DockerExecutorOptions {
   readonly reapGraceMs?: number;
 }
 
-/** Deterministic container name: a second start for the same run finds the first container instead of making another. */
-export function containerName(runId: string): string {
-  return `rw-${runId.toLowerCase().replace(/[^a-z0-9_.-]/g, '-')}`;
-}
-
-interface CliResult {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly error?: NodeJS.ErrnoException;
-}
-
-function runCli(bin: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs?: number) {
-  return new Promise<CliResult>((resolve) => {
-    const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      stdout += d;
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      stderr += d;
-    });
-    const timer =
-      timeoutMs === undefined
-        ? undefined
-        : setTimeout(() => {
-            child.kill('SIGKILL');
-          }, timeoutMs);
-    child.once('error', (error) => {
-      if (timer !== undefined) clearTimeout(timer);
-      resolve({ code: null, stdout, stderr, error });
-    });
-    child.once('close', (code) => {
-      if (timer !== undefined) clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/**
- * Whether a Docker engine answers through `bin` within `timeoutMs` (the
- * `auto` executor choice): the CLI alone is not enough, `docker version`
- * must reach the server.
- */
-export async function dockerAvailable(bin = 'docker', timeoutMs = 3000): Promise<boolean> {
-  const result = await runCli(bin, ['version', '--format', '{{.Server.Version}}'], process.env, timeoutMs);
-  return result.code === 0 && result.stdout.trim() !== '';
-}
-
-const isUnavailable = (stderr: string): boolean =>
-  /Cannot connect to the Docker daemon|error during connect|Is the docker daemon running|connection refused/i.test(
-    stderr,
-  );
-const isNoSuchContainer = (stderr: string): boolean =>
-  /no such (object|container)|no container with/i.test(stderr);
-
 const HANDLE = /^docker:([a-z0-9][a-z0-9_.-]*)(?:\/(process:(\d+):(\d+)))?$/;
 
 /**
@@ -153,19 +92,21 @@ const HANDLE = /^docker:([a-z0-9][a-z0-9_.-]*)(?:\/(process:(\d+):(\d+)))?$/;
 export class DockerExecutor implements Executor {
   readonly name = 'docker' as const;
   private readonly bin: string;
-  private readonly network: string;
   private readonly cliEnv: NodeJS.ProcessEnv;
   private readonly executorId: string;
   private readonly tasks: ProcessExecutor;
 
   constructor(private readonly options: DockerExecutorOptions = {}) {
     this.bin = options.bin ?? 'docker';
-    this.network = options.network ?? 'bridge';
     this.cliEnv = options.cliEnv ?? process.env;
     this.executorId = options.executorId ?? 'relay';
     for (const volume of options.volumes ?? []) {
       const target = volume.split(':')[1] ?? '';
-      if (!isAbsolute(target) || target === '/ansible' || target.startsWith('/ansible/')) {
+      if (
+        !isAbsolute(target) ||
+        target === CONTAINER_WORK_DIR ||
+        target.startsWith(`${CONTAINER_WORK_DIR}/`)
+      ) {
         throw new LaunchRejectedError(
           `Docker volume ${volume}: the container path must be absolute and outside /ansible`,
         );
@@ -183,34 +124,13 @@ export class DockerExecutor implements Executor {
   async start(request: ExecutionRequest, sink: LineSink): Promise<RunningExecution> {
     if (request.image === '') throw new LaunchRejectedError('The docker executor needs a runner image');
     const name = containerName(request.runId);
-    const assetMount = this.assetMount(request);
+    const assetMount = assetMountFor(request.spec, this.options.assetRoot);
     const inspect = await this.inspect(name);
     if (inspect !== 'missing') {
       // A redelivered start: the container of the first attempt is the task, never a second play.
       return this.adopt(`docker:${name}`, request.workDir, sink);
     }
-    const target: ContainerTarget = {
-      bin: this.bin,
-      name,
-      image: request.image,
-      runArgs: [
-        '--label',
-        `${RUN_ID_LABEL}=${request.runId}`,
-        '--label',
-        `${MANAGED_LABEL}=true`,
-        '--label',
-        `${EXECUTOR_LABEL}=${this.executorId}`,
-        '--network',
-        this.network,
-        '--init',
-        ...(this.options.memory === undefined ? [] : ['--memory', this.options.memory]),
-        ...(this.options.cpus === undefined ? [] : ['--cpus', this.options.cpus]),
-        ...(this.options.user === undefined ? [] : ['--user', this.options.user]),
-        ...(assetMount === undefined ? [] : ['-v', `${assetMount.host}:${assetMount.container}:ro`]),
-        ...(this.options.volumes ?? []).flatMap((volume) => ['-v', volume]),
-      ],
-      ...(assetMount === undefined ? {} : { assetMount }),
-    };
+    const target = containerTarget(this.bin, this.executorId, this.options, request, name, assetMount);
     const cliEnv: Record<string, string> = {};
     for (const key of CLI_ENV) {
       const value = this.cliEnv[key];
@@ -286,30 +206,6 @@ export class DockerExecutor implements Executor {
     return [...reaped];
   }
 
-  /** The host directory to mount for the asset, and where it appears in the container. */
-  private assetMount(request: ExecutionRequest): ContainerTarget['assetMount'] {
-    const { spec } = request;
-    if (spec.asset.kind === 'url') return undefined;
-    const hostPath = spec.asset.path;
-    const root = this.options.assetRoot;
-    let mount: string;
-    if (root === undefined) {
-      mount = dirname(hostPath);
-    } else {
-      const rel = relative(root, hostPath);
-      if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
-        throw new LaunchRejectedError(`The asset ${hostPath} is outside the asset root ${root}`);
-      }
-      mount = root;
-    }
-    if (mount.includes(':')) {
-      throw new LaunchRejectedError(
-        `Cannot bind-mount ${mount}: a ':' in the path breaks docker's -v syntax`,
-      );
-    }
-    return { host: mount, container: CONTAINER_ASSET_ROOT };
-  }
-
   private async inspect(name: string): Promise<'missing' | 'present'> {
     const result = await runCli(
       this.bin,
@@ -379,11 +275,11 @@ export class DockerExecutor implements Executor {
     await sink([
       {
         stream: 'system',
-        text: `remote-worker: the task's supervisor is gone; waiting for container ${name} (its output from here on is not captured)`,
+        text: `${SHIM_PREFIX}the task's supervisor is gone; waiting for container ${name} (its output from here on is not captured)`,
       },
     ]);
     let stopping: Promise<CliResult> | undefined;
-    const done = (async (): Promise<ExecutionResult> => {
+    const done: RunningExecution['done'] = (async () => {
       const waited = await runCli(this.bin, ['wait', name], this.cliEnv);
       if (stopping !== undefined) await stopping;
       const code = Number(waited.stdout.trim());

@@ -1,19 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import {
-  closeSync,
-  existsSync,
-  fstatSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LaunchRejectedError } from '../../domain/errors.ts';
+import { EXIT_FILE, parseExitRecord } from '../../domain/shim-protocol.ts';
 import { sleep } from '../../lib/sleep.ts';
 import type {
   ExecutionRequest,
@@ -22,10 +12,16 @@ import type {
   LineSink,
   RunningExecution,
 } from '../../ports/executor.ts';
-import type { LogLineInput } from '../../ports/log-store.ts';
-
-/** Lines the shim writes itself start with this (runners/shim/main.ts SHIM_PREFIX); they are shipped as `system`. */
-const SHIM_PREFIX = 'remote-worker: ';
+import { OUTPUT_LOG, OutputTail, readFileSyncOr } from './output-tail.ts';
+import {
+  type MarkedProcess,
+  markedProcesses,
+  processGroupMembers,
+  readStat,
+  signalGroup,
+  signalPid,
+  taskAlive,
+} from './procfs.ts';
 
 /** Relay environment a task may see. Everything else (cloud credentials, the API token) stays in the relay. */
 export const DEFAULT_INHERIT_ENV = [
@@ -46,14 +42,7 @@ export const DEFAULT_INHERIT_ENV = [
   'NO_PROXY',
 ] as const;
 
-const OUTPUT_LOG = 'output.log';
-const OFFSET_FILE = 'output.offset';
 const TASK_FILE = 'task.json';
-export const EXIT_FILE = 'exit.json';
-/** One read of the log per tick at most; a huge backlog is shipped over several ticks. */
-const READ_CHUNK = 1024 * 1024;
-/** A "line" longer than this is shipped in pieces rather than held in memory forever. */
-const MAX_PENDING = 1024 * 1024;
 /** How long kill waits for a SIGKILLed group to disappear before giving up. */
 const KILL_WAIT_MS = 5000;
 
@@ -74,104 +63,6 @@ export interface ProcessExecutorOptions {
   readonly reapGraceMs?: number;
 }
 
-interface ProcStat {
-  readonly state: string;
-  readonly pgid: number;
-  readonly starttime: string;
-}
-
-/** `/proc/<pid>/stat`; the command name may hold spaces and parentheses, so fields are counted after the last `)`. */
-function readStat(pid: number): ProcStat | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  // fields[0] is field 3 (state); field 5 is the process group, field 22 the start time.
-  const state = fields[0];
-  const pgid = Number(fields[2]);
-  const starttime = fields[19];
-  if (state === undefined || starttime === undefined || !Number.isInteger(pgid)) return undefined;
-  return { state, pgid, starttime };
-}
-
-const isRunningState = (state: string): boolean => state !== 'Z' && state !== 'X' && state !== 'x';
-
-/** Whether the process of a `process:<pid>:<start time>` handle still runs (a recycled pid has another start time). */
-export function taskAlive(pid: number, starttime: string): boolean {
-  const stat = readStat(pid);
-  return stat !== undefined && stat.starttime === starttime && isRunningState(stat.state);
-}
-
-function readEnviron(pid: number): Map<string, string> | undefined {
-  let raw: string;
-  try {
-    raw = readFileSync(`/proc/${pid}/environ`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const env = new Map<string, string>();
-  for (const entry of raw.split('\0')) {
-    const eq = entry.indexOf('=');
-    if (eq > 0) env.set(entry.slice(0, eq), entry.slice(eq + 1));
-  }
-  return env;
-}
-
-function listPids(): number[] {
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .map(Number)
-    .filter((pid) => pid !== process.pid);
-}
-
-interface MarkedProcess {
-  readonly pid: number;
-  readonly pgid: number;
-  readonly runId: string;
-}
-
-/** Live processes carrying this executor's marker (the shim and everything it started). */
-function markedProcesses(executorId: string): MarkedProcess[] {
-  const found: MarkedProcess[] = [];
-  for (const pid of listPids()) {
-    const stat = readStat(pid);
-    if (stat === undefined || !isRunningState(stat.state)) continue;
-    const env = readEnviron(pid);
-    const runId = env?.get('RW_RUN_ID');
-    if (runId !== undefined && env?.get('RW_EXECUTOR') === executorId) {
-      found.push({ pid, pgid: stat.pgid, runId });
-    }
-  }
-  return found;
-}
-
-/** Live (non-zombie) members of a process group. */
-export function processGroupMembers(pgid: number): number[] {
-  return listPids().filter((pid) => {
-    const stat = readStat(pid);
-    return stat !== undefined && stat.pgid === pgid && isRunningState(stat.state);
-  });
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
-function signalPid(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(pid, signal);
-  } catch {
-    // ESRCH: already gone.
-  }
-}
-
 async function waitUntil(check: () => boolean, timeoutMs: number, pollMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -183,127 +74,8 @@ async function waitUntil(check: () => boolean, timeoutMs: number, pollMs: number
 
 /** What the shim recorded in exit.json, as an ExecutionResult; undefined when there is no (readable) record. */
 function readExitRecord(workDir: string): ExecutionResult | undefined {
-  let record: unknown;
-  try {
-    record = JSON.parse(readFileSync(join(workDir, EXIT_FILE), 'utf8'));
-  } catch {
-    return undefined;
-  }
-  if (typeof record !== 'object' || record === null) return undefined;
-  const { exitCode, signal } = record as { exitCode?: unknown; signal?: unknown };
-  if (typeof exitCode === 'number') return { exitCode };
-  if (typeof signal === 'string') return { signal };
-  return undefined;
-}
-
-/**
- * Ships `output.log` to the sink in whole lines and keeps the shipped byte
- * offset in the work dir, so a relay that adopts the task after a restart
- * resumes where the last one stopped instead of shipping everything again.
- */
-class OutputTail {
-  private offset: number;
-  private pending = Buffer.alloc(0);
-  private timer: NodeJS.Timeout | undefined;
-  private saved: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly workDir: string,
-    private readonly sink: LineSink,
-  ) {
-    const saved = Number(readFileSyncOr(join(workDir, OFFSET_FILE), '0').trim());
-    this.offset = Number.isSafeInteger(saved) && saved >= 0 ? saved : 0;
-  }
-
-  /** Resolves once every shipped batch's offset has been written (or given up on). */
-  settled(): Promise<void> {
-    return this.saved;
-  }
-
-  start(pollMs: number): void {
-    this.timer = setInterval(() => this.drain(false), pollMs);
-    this.timer.unref();
-  }
-
-  /** Ship what is new; on `final`, also the last line when it has no newline. */
-  drain(final: boolean): void {
-    let fd: number;
-    try {
-      fd = openSync(join(this.workDir, OUTPUT_LOG), 'r');
-    } catch {
-      return;
-    }
-    try {
-      const size = fstatSync(fd).size;
-      let position = this.offset + this.pending.length;
-      while (position < size) {
-        const buffer = Buffer.alloc(Math.min(READ_CHUNK, size - position));
-        const read = readSync(fd, buffer, 0, buffer.length, position);
-        if (read <= 0) break;
-        position += read;
-        this.take(buffer.subarray(0, read));
-        if (!final) break;
-      }
-    } finally {
-      closeSync(fd);
-    }
-    if (final && this.pending.length > 0) {
-      const last = this.pending;
-      this.pending = Buffer.alloc(0);
-      this.ship([last], last.length);
-    }
-  }
-
-  stop(): void {
-    if (this.timer !== undefined) clearInterval(this.timer);
-    this.timer = undefined;
-  }
-
-  private take(chunk: Buffer): void {
-    const data = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
-    const lines: Buffer[] = [];
-    let start = 0;
-    for (let nl = data.indexOf(10); nl >= 0; nl = data.indexOf(10, start)) {
-      lines.push(data.subarray(start, nl));
-      start = nl + 1;
-    }
-    while (data.length - start > MAX_PENDING) {
-      lines.push(data.subarray(start, start + MAX_PENDING));
-      start += MAX_PENDING;
-    }
-    this.pending = Buffer.from(data.subarray(start));
-    if (lines.length > 0) this.ship(lines, start);
-  }
-
-  private ship(lines: readonly Buffer[], bytes: number): void {
-    const out: LogLineInput[] = lines.map((raw) => {
-      const text = raw.toString('utf8').replace(/\r$/, '');
-      return { stream: text.startsWith(SHIM_PREFIX) ? 'system' : 'stdout', text };
-    });
-    this.offset += bytes;
-    const offset = this.offset;
-    const landed = this.sink(out);
-    // Record the offset only once the sink says the lines are stored: a crash before that re-ships them.
-    this.saved = this.saved
-      .then(() => landed)
-      .then(
-        () => {
-          const file = join(this.workDir, OFFSET_FILE);
-          writeFileSync(`${file}.tmp`, String(offset));
-          renameSync(`${file}.tmp`, file);
-        },
-        () => {}, // not stored: leave the offset, so the next relay ships them again
-      )
-      .catch(() => {}); // the work dir may be gone once the run settled
-  }
-}
-
-function readFileSyncOr(path: string, fallback: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return fallback;
-  }
+  const text = readFileSyncOr(join(workDir, EXIT_FILE), '');
+  return text === '' ? undefined : parseExitRecord(text);
 }
 
 interface Supervised {

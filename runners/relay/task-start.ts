@@ -1,0 +1,50 @@
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { prepareTask } from '../../shared/app/task-prep.ts';
+import type { Run } from '../../shared/domain/run.ts';
+import { SHIM_PREFIX } from '../../shared/domain/shim-protocol.ts';
+import type { RunningExecution } from '../../shared/ports/executor.ts';
+import type { RelayAgentOptions } from './agent-options.ts';
+import type { LogShipper } from './log-shipper.ts';
+
+/** In a run's work dir: the attempt its task was started for, so a restarted relay resumes rather than starts. */
+export const ATTEMPT_FILE = 'attempt';
+
+/**
+ * The task of a run this relay has just claimed: the one an earlier
+ * incarnation started for this very attempt and died before recording
+ * (resumed through the executor, never started twice), or a new one in a
+ * fresh work dir, marked with the attempt before it starts.
+ *
+ * @example
+ * const execution = await startOrResume(options, run, shipper, join(options.workRoot, run.id));
+ */
+export async function startOrResume(
+  o: RelayAgentOptions,
+  run: Run,
+  shipper: LogShipper,
+  workDir: string,
+): Promise<RunningExecution> {
+  const runId = run.id;
+  const attemptFile = join(workDir, ATTEMPT_FILE);
+  // This attempt was started by an earlier incarnation that died before recording it: resume that task.
+  const started = await readFile(attemptFile, 'utf8').catch(() => '');
+  const resumed =
+    started === String(run.attempt)
+      ? await o.executor.resume?.(runId, workDir, (lines) => shipper.push(lines))
+      : undefined;
+  if (resumed !== undefined) {
+    shipper.system(`${SHIM_PREFIX}relay ${o.id} restarted and resumed the task it had started`);
+    return resumed;
+  }
+  const prepared = await prepareTask(o, run);
+  await rm(workDir, { recursive: true, force: true });
+  await mkdir(workDir, { recursive: true, mode: 0o700 });
+  // Written before the start, so a crash right after it leaves the mark resume looks for.
+  await writeFile(attemptFile, String(run.attempt), { mode: 0o600 });
+  shipper.system(`${SHIM_PREFIX}starting on relay ${o.id} (${o.executor.name} executor)`);
+  return o.executor.start(
+    { runId, image: run.image ?? '', spec: prepared.spec, secretEnv: prepared.secretEnv, workDir },
+    (lines) => shipper.push(lines),
+  );
+}

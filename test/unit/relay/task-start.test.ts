@@ -1,0 +1,132 @@
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LogShipper } from '../../../runners/relay/log-shipper.ts';
+import { ATTEMPT_FILE, startOrResume } from '../../../runners/relay/task-start.ts';
+import { LocalAssetStore } from '../../../shared/adapters/local/asset-store.ts';
+import { FileSecretSource } from '../../../shared/adapters/local/secret-source.ts';
+import { openDatabase, type SqliteDatabase } from '../../../shared/adapters/sqlite/database.ts';
+import { SqliteLogStore } from '../../../shared/adapters/sqlite/log-store.ts';
+import { SqliteRunStore } from '../../../shared/adapters/sqlite/run-store.ts';
+import { SqliteTargetStore } from '../../../shared/adapters/sqlite/target-store.ts';
+import { SqliteWorkQueue } from '../../../shared/adapters/sqlite/work-queue.ts';
+import type { Run } from '../../../shared/domain/run.ts';
+import { systemClock } from '../../../shared/ports/clock.ts';
+import type { ExecutionRequest, Executor, RunningExecution } from '../../../shared/ports/executor.ts';
+import { createQueuedRun, markLaunched, PLAYBOOKS_ROOT, silentLogger, vmTarget } from '../app/harness.ts';
+
+/** Records what it is asked; `resumable` is the task a crashed relay left for `resume` to find. */
+class RecordingExecutor implements Executor {
+  readonly name = 'process' as const;
+  readonly started: ExecutionRequest[] = [];
+  readonly resumed: string[] = [];
+  resumable: RunningExecution | undefined;
+
+  async start(request: ExecutionRequest): Promise<RunningExecution> {
+    this.started.push(request);
+    return { handle: `h-${request.runId}`, done: new Promise(() => {}), kill: async () => {} };
+  }
+  async adopt(): Promise<RunningExecution> {
+    throw new Error('not used here');
+  }
+  async resume(runId: string): Promise<RunningExecution | undefined> {
+    this.resumed.push(runId);
+    return this.resumable;
+  }
+  async reapOrphans(): Promise<readonly string[]> {
+    return [];
+  }
+}
+
+describe('startOrResume', () => {
+  let dir: string;
+  let db: SqliteDatabase;
+  let store: SqliteRunStore;
+  let logs: SqliteLogStore;
+  let executor: RecordingExecutor;
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'rw-start-'));
+    writeFileSync(join(dir, 'secrets.json'), '{}', { mode: 0o600 });
+    chmodSync(join(dir, 'secrets.json'), 0o600);
+    db = openDatabase(join(dir, 'rw.db'));
+    store = new SqliteRunStore({ db });
+    logs = new SqliteLogStore({ db });
+    executor = new RecordingExecutor();
+    await new SqliteTargetStore({ db }).putTarget(vmTarget('vm-1'));
+  });
+  afterEach(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const options = () => ({
+    id: 'r1',
+    store,
+    targets: new SqliteTargetStore({ db }),
+    queue: new SqliteWorkQueue({ db, name: 'relay', visibilityTimeoutSeconds: 30 }),
+    logs,
+    executor,
+    secrets: new FileSecretSource({ dataDir: dir }),
+    assets: new LocalAssetStore({ root: PLAYBOOKS_ROOT }),
+    clock: systemClock,
+    logger: silentLogger(),
+    workRoot: join(dir, 'work'),
+  });
+  const launched = async (id: string): Promise<Run> =>
+    markLaunched(store, systemClock, await createQueuedRun(store, systemClock, { id }));
+  const start = async (run: Run, workDir: string) => {
+    const shipper = new LogShipper(logs, run.id);
+    const execution = await startOrResume(options(), run, shipper, workDir);
+    await shipper.close();
+    const lines = (await logs.read(run.id, { limit: 100 })).lines.map((l) => l.text);
+    return { execution, lines };
+  };
+
+  it('starts the prepared task in a fresh work dir marked with its attempt', async () => {
+    const run = await launched('run-1');
+    const workDir = join(dir, 'work', 'run-1');
+    mkdirSync(workDir, { recursive: true });
+    writeFileSync(join(workDir, 'left-over'), 'from an earlier attempt');
+
+    const { execution, lines } = await start(run, workDir);
+
+    expect(execution.handle).toBe('h-run-1');
+    expect(executor.started).toHaveLength(1);
+    expect(executor.started[0]).toMatchObject({
+      runId: 'run-1',
+      workDir,
+      spec: { runId: 'run-1', kind: 'vm' },
+    });
+    expect(readFileSync(join(workDir, ATTEMPT_FILE), 'utf8')).toBe(String(run.attempt));
+    expect(existsSync(join(workDir, 'left-over'))).toBe(false);
+    expect(lines).toEqual(['remote-worker: starting on relay r1 (process executor)']);
+  });
+
+  it('resumes the task an earlier incarnation started for this very attempt, and starts none', async () => {
+    const run = await launched('run-2');
+    const workDir = join(dir, 'work', 'run-2');
+    mkdirSync(workDir, { recursive: true });
+    writeFileSync(join(workDir, ATTEMPT_FILE), String(run.attempt));
+    executor.resumable = { handle: 'h-resumed', done: new Promise(() => {}), kill: async () => {} };
+
+    const { execution, lines } = await start(run, workDir);
+
+    expect(execution.handle).toBe('h-resumed');
+    expect(executor.started).toEqual([]);
+    expect(lines).toEqual(['remote-worker: relay r1 restarted and resumed the task it had started']);
+  });
+
+  it('starts again when the work dir belongs to another attempt, without asking to resume', async () => {
+    const run = await launched('run-3');
+    const workDir = join(dir, 'work', 'run-3');
+    mkdirSync(workDir, { recursive: true });
+    writeFileSync(join(workDir, ATTEMPT_FILE), String(run.attempt - 1));
+
+    await start(run, workDir);
+
+    expect(executor.resumed).toEqual([]);
+    expect(executor.started.map((r) => r.runId)).toEqual(['run-3']);
+  });
+});
