@@ -94,6 +94,13 @@ export default {
       to: { path: '^(shared/(adapters|app|composition|http|ports)|bin)/' },
     },
     {
+      name: 'logger-through-its-port',
+      comment: 'Only composition roots build the Powertools logger; everything else takes the Logger port.',
+      severity: 'error',
+      from: { path: '^shared/(domain|ports|app|adapters|http|config|lib)/' },
+      to: { path: 'node_modules/@aws-lambda-powertools/logger' },
+    },
+    {
       name: 'source-not-on-tests',
       comment: 'Production code never imports tests, benches or the console.',
       severity: 'error',

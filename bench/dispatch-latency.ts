@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startLocalMode } from '../shared/local-mode/local-mode.ts';
+import { startLocalMode } from '../bin/local-mode/local-mode.ts';
 import { LOCALHOST_TARGET } from './support/localhost-target.ts';
 import { noopExecutor } from './support/noop-executor.ts';
 import { quantile } from './support/stats.ts';

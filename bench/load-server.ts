@@ -4,7 +4,7 @@
  * a CPU thread, and the RSS the bench samples is the server's alone. Prints
  * `listening on <url>` on stderr once it serves. Not for operators.
  */
-import { startLocalMode } from '../shared/local-mode/local-mode.ts';
+import { startLocalMode } from '../bin/local-mode/local-mode.ts';
 import type { Executor } from '../shared/ports/executor.ts';
 
 // Runs end at once with exit 0: the load measures the control plane, not Ansible.

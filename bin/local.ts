@@ -1,6 +1,6 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
 import type { EcsTaskStateChangeEvent } from '../functions/status-sync/ecs-task-state-change.ts';
-import { startLocalMode } from '../shared/local-mode/local-mode.ts';
+import type { Logger } from '../shared/ports/logger.ts';
+import { startLocalMode } from './local-mode/local-mode.ts';
 
 interface Started {
   readonly lines: string[];
@@ -58,7 +58,7 @@ async function local(): Promise<Started> {
 
 /** AWS mode, loaded only here: local mode without in-cloud runners never loads the AWS composition. */
 async function aws(): Promise<Started> {
-  const { startAwsMode } = await import('../shared/aws-mode/aws-mode.ts');
+  const { startAwsMode } = await import('./aws-mode/aws-mode.ts');
   const mode = await startAwsMode();
   const cluster = mode.deps.settings.ansible_ecs_cluster;
   const standIn = await ecsStandIn(

@@ -1,4 +1,3 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
 import type { AssetStorage } from '../../shared/app/asset-access.ts';
 import type { ConnectionDeps } from '../../shared/app/connection-material.ts';
 import type { TargetLookupDeps } from '../../shared/app/target-lookup.ts';
@@ -8,6 +7,7 @@ import type { ClusterAuth } from '../../shared/ports/cluster-auth.ts';
 import type { CredentialBroker } from '../../shared/ports/credential-broker.ts';
 import type { Executor } from '../../shared/ports/executor.ts';
 import type { LogStore } from '../../shared/ports/log-store.ts';
+import type { Logger } from '../../shared/ports/logger.ts';
 import type { RunSecretStore } from '../../shared/ports/run-secret-store.ts';
 import type { RunStore } from '../../shared/ports/run-store.ts';
 import type { SecretSource } from '../../shared/ports/secret-source.ts';

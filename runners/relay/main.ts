@@ -13,7 +13,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Logger } from '@aws-lambda-powertools/logger';
+import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CloudClusterAuth } from '../../shared/adapters/cluster-auth/cluster-auth.ts';
 import { DynamoLogStore } from '../../shared/adapters/dynamodb/log-store.ts';
@@ -36,6 +36,7 @@ import type { AssetStore } from '../../shared/ports/asset-store.ts';
 import { type Clock, systemClock } from '../../shared/ports/clock.ts';
 import type { Executor } from '../../shared/ports/executor.ts';
 import type { LogStore } from '../../shared/ports/log-store.ts';
+import type { Logger } from '../../shared/ports/logger.ts';
 import type { RunSecretStore } from '../../shared/ports/run-secret-store.ts';
 import type { RunStore } from '../../shared/ports/run-store.ts';
 import type { SecretSource } from '../../shared/ports/secret-source.ts';
@@ -163,7 +164,7 @@ export async function runRelay(
 ): Promise<number> {
   const config = loadRelayConfig(env);
   const settings = loadSettings({ env });
-  const logger = new Logger({ serviceName: 'remote-worker-relay', logLevel: config.logLevel });
+  const logger = new PowertoolsLogger({ serviceName: 'remote-worker-relay', logLevel: config.logLevel });
   const adapters = options.adapters ?? (await awsAdapters(config, logger));
   const agent = buildRelay(config, adapters, logger, settings);
   await agent.start();

@@ -1,8 +1,8 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
 import { NotFoundError } from '../domain/errors.ts';
 import { isTerminal, type Run } from '../domain/run.ts';
 import type { CredentialBroker } from '../ports/credential-broker.ts';
 import type { Launcher } from '../ports/launcher.ts';
+import type { Logger } from '../ports/logger.ts';
 import type { RunSecretStore } from '../ports/run-secret-store.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import { settleRun } from './run-updates.ts';

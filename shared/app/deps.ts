@@ -1,10 +1,10 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Settings } from '../config/settings.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { CredentialBroker } from '../ports/credential-broker.ts';
 import type { Launchers } from '../ports/launcher.ts';
 import type { LogReader } from '../ports/log-store.ts';
+import type { Logger } from '../ports/logger.ts';
 import type { RunSecretStore } from '../ports/run-secret-store.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { TargetStore } from '../ports/target-store.ts';

@@ -1,4 +1,3 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
 import {
   type DiscoveredRow,
   discoveredInventory,
@@ -8,6 +7,7 @@ import {
 import type { InventoryGroups } from '../domain/inventory-groups.ts';
 import type { HostingCloud, VmTarget } from '../domain/target.ts';
 import type { Clock } from '../ports/clock.ts';
+import type { Logger } from '../ports/logger.ts';
 import type { VmDiscovery } from '../ports/vm-discovery.ts';
 
 /** One cloud's part of the cached list. */

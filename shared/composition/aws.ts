@@ -22,7 +22,7 @@ import { type FieldError, SettingsInvalidError } from '../domain/errors.ts';
 import type { Run, Runner } from '../domain/run.ts';
 import type { ApiDeps } from '../http/api-deps.ts';
 import { apiGatewayAuthenticator } from '../http/api-gateway-auth.ts';
-import { newId } from '../ids.ts';
+import { newId } from '../lib/ids.ts';
 import { systemClock } from '../ports/clock.ts';
 import type { Launchers } from '../ports/launcher.ts';
 import { buildCloudLaunchers, lazyClusterAuth } from './launchers.ts';

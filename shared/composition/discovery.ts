@@ -1,10 +1,10 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
 import type { TokenCredential } from '@azure/identity';
 import { DiscoveryCache } from '../app/discovery.ts';
 import { DEFAULT_DISCOVERY_REFRESH_SECONDS } from '../config/settings/discovery.ts';
 import type { Settings } from '../config/settings.ts';
 import type { HostingCloud } from '../domain/target.ts';
 import type { Clock } from '../ports/clock.ts';
+import type { Logger } from '../ports/logger.ts';
 import type { VmDiscovery } from '../ports/vm-discovery.ts';
 
 export interface BuiltDiscovery {

@@ -1,4 +1,3 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
 import { kubernetesSettingsFrom, loadKubeConfig } from '../adapters/kubernetes/config.ts';
 import { KubernetesLauncher } from '../adapters/kubernetes/launcher.ts';
 import { type Settings, selectedRunners } from '../config/settings.ts';
@@ -6,6 +5,7 @@ import { isTerminal, type Run } from '../domain/run.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { PreparedTask } from '../ports/launcher.ts';
 import type { LogStore } from '../ports/log-store.ts';
+import type { Logger } from '../ports/logger.ts';
 import type { RunStore } from '../ports/run-store.ts';
 
 /** True when some runner setting sends work to the `kubernetes` runner. */

@@ -1,4 +1,3 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
 import type { ECSClient } from '@aws-sdk/client-ecs';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { TokenCredential } from '@azure/identity';
@@ -20,6 +19,7 @@ import type { Clock } from '../ports/clock.ts';
 import type { ClusterAuth } from '../ports/cluster-auth.ts';
 import type { Launcher, Launchers, PreparedTask } from '../ports/launcher.ts';
 import type { LogReader, LogStore } from '../ports/log-store.ts';
+import type { Logger } from '../ports/logger.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
 import { lazyLauncher, onFirstUse } from './lazy-launcher.ts';

@@ -1,4 +1,3 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
 import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { ECSClient } from '@aws-sdk/client-ecs';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -9,6 +8,7 @@ import type { Run, Runner } from '../domain/run.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Launchers } from '../ports/launcher.ts';
 import type { LogReader, LogStore } from '../ports/log-store.ts';
+import type { Logger } from '../ports/logger.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
 import { buildCloudLaunchers } from './launchers.ts';

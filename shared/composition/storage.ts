@@ -144,7 +144,7 @@ const REQUIRED_KEYS: Record<Exclude<StorageBackend, 'local'>, string> = {
 
 /**
  * Local mode's storage: the active backend (`storage_backend`, default the
- * local filesystem under `assetRoot`, shared/local-mode/asset-root.ts) and, when it is local, the
+ * local filesystem under `assetRoot`, bin/local-mode/asset-root.ts) and, when it is local, the
  * first object store whose settings are complete (S3, then Azure Blob, then
  * GCS) as the place local assets are copied to for in-cloud runners.
  * A chosen object store without its settings stops start-up naming the keys.

@@ -1,8 +1,8 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { z } from 'zod';
 import { DomainError, type FieldError, ValidationError } from '../domain/errors.ts';
+import type { Logger } from '../ports/logger.ts';
 import { MAX_BODY_BYTES, readJsonBody } from './json-body.ts';
 import { problemResponse } from './problem.ts';
 

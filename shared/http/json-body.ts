@@ -1,5 +1,5 @@
+import type { APIGatewayProxyEventV2 as HttpEvent } from 'aws-lambda';
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../domain/errors.ts';
-import type { HttpEvent } from './handler.ts';
 
 /** JSON bodies above this are refused before parsing (API Gateway allows 10 MB; nothing here needs it). */
 export const MAX_BODY_BYTES = 256 * 1024;

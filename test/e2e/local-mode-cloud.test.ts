@@ -1,6 +1,6 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bootstrapAws } from '../../shared/aws-mode/bootstrap.ts';
+import { bootstrapAws } from '../../bin/aws-mode/bootstrap.ts';
 import { loadSettings } from '../../shared/config/settings.ts';
 import { useMoto } from '../support/moto.ts';
 import {

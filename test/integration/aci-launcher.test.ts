@@ -16,7 +16,7 @@ import { prepareTask } from '../../shared/app/task-prep.ts';
 import { LauncherUnavailableError, LaunchRejectedError, NotFoundError } from '../../shared/domain/errors.ts';
 import { newRun, type Run, type SecretBinding, transition } from '../../shared/domain/run.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
-import { newId } from '../../shared/ids.ts';
+import { newId } from '../../shared/lib/ids.ts';
 import type { LogLine, LogPage } from '../../shared/ports/log-store.ts';
 import { azureAssetStore, exampleAssets } from '../support/asset-stores.ts';
 import { type FakeArmAci, type RecordedArmRequest, startFakeArmAci } from '../support/fake-arm-aci.ts';

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalMode, startLocalMode } from '../../shared/local-mode/local-mode.ts';
+import { type LocalMode, startLocalMode } from '../../bin/local-mode/local-mode.ts';
 import { type Api, client, LOCALHOST_TARGET, REPO } from '../e2e/harness.ts';
 
 /** A stand-in executor: nothing here should ever reach it. */

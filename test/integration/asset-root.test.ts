@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXAMPLE_ASSETS, localAssetRoot } from '../../shared/local-mode/asset-root.ts';
-import { type LocalMode, startLocalMode } from '../../shared/local-mode/local-mode.ts';
+import { EXAMPLE_ASSETS, localAssetRoot } from '../../bin/local-mode/asset-root.ts';
+import { type LocalMode, startLocalMode } from '../../bin/local-mode/local-mode.ts';
 import { type Api, client, REPO } from '../e2e/harness.ts';
 
 const idleExecutor = {

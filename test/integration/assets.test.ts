@@ -2,8 +2,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalMode, startLocalMode } from '../../bin/local-mode/local-mode.ts';
 import { MAX_ASSET_BYTES } from '../../shared/app/assets.ts';
-import { type LocalMode, startLocalMode } from '../../shared/local-mode/local-mode.ts';
 import { type Api, client, LOCALHOST_TARGET, REPO } from '../e2e/harness.ts';
 
 const idleExecutor = {

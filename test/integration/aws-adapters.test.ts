@@ -29,7 +29,7 @@ import {
   ValidationError,
 } from '../../shared/domain/errors.ts';
 import { newRun, type Run, transition } from '../../shared/domain/run.ts';
-import { newId } from '../../shared/ids.ts';
+import { newId } from '../../shared/lib/ids.ts';
 import type { Clock } from '../../shared/ports/clock.ts';
 import type { LogLine } from '../../shared/ports/log-store.ts';
 import type { QueueMessage } from '../../shared/ports/work-queue.ts';

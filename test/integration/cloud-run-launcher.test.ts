@@ -22,7 +22,7 @@ import { loadSettings } from '../../shared/config/settings.ts';
 import { LauncherUnavailableError, LaunchRejectedError } from '../../shared/domain/errors.ts';
 import { newRun, type Run, type SecretBinding, transition } from '../../shared/domain/run.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
-import { newId } from '../../shared/ids.ts';
+import { newId } from '../../shared/lib/ids.ts';
 import type { PreparedTask } from '../../shared/ports/launcher.ts';
 import { LOG_PAGE_MAX_LINES, type LogLine } from '../../shared/ports/log-store.ts';
 import { exampleAssets, gcsAssetStore, gcsSigner } from '../support/asset-stores.ts';

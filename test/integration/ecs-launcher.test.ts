@@ -31,7 +31,7 @@ import { loadSettings } from '../../shared/config/settings.ts';
 import { LauncherUnavailableError, LaunchRejectedError } from '../../shared/domain/errors.ts';
 import { newRun, type Run, type SecretBinding, transition } from '../../shared/domain/run.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
-import { newId } from '../../shared/ids.ts';
+import { newId } from '../../shared/lib/ids.ts';
 import { exampleAssets, s3AssetStore } from '../support/asset-stores.ts';
 import { type MotoServer, startMoto } from '../support/moto.ts';
 import { runTaskOnLocalhost } from '../support/task-run.ts';

@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { bearerAuthenticator } from '../../bin/local-mode/auth-token.ts';
+import { createApiServer } from '../../bin/local-mode/http-server.ts';
 import { type HttpHandler, httpHandler, json } from '../../shared/http/handler.ts';
-import { bearerAuthenticator } from '../../shared/local-mode/auth-token.ts';
-import { createApiServer } from '../../shared/local-mode/http-server.ts';
 
 const TOKEN = 'rw_server_test_token';
 

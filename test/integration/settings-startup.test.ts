@@ -2,9 +2,9 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startLocalMode } from '../../bin/local-mode/local-mode.ts';
 import { readAwsEnvironment } from '../../shared/composition/aws.ts';
 import { SettingsInvalidError } from '../../shared/domain/errors.ts';
-import { startLocalMode } from '../../shared/local-mode/local-mode.ts';
 import { REPO } from '../e2e/harness.ts';
 
 const idleExecutor = {

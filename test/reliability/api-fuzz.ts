@@ -5,7 +5,7 @@ import { join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
-import { type LocalMode, startLocalMode } from '../../shared/local-mode/local-mode.ts';
+import { type LocalMode, startLocalMode } from '../../bin/local-mode/local-mode.ts';
 import type { Executor } from '../../shared/ports/executor.ts';
 import { REPO } from '../e2e/harness.ts';
 import { type RawResponse, rawExchange } from '../support/raw-http.ts';

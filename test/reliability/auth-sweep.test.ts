@@ -2,9 +2,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalMode, startLocalMode } from '../../bin/local-mode/local-mode.ts';
 import { API_ROUTES } from '../../functions/api/routes.ts';
 import type { RouteKey } from '../../shared/http/route-docs.ts';
-import { type LocalMode, startLocalMode } from '../../shared/local-mode/local-mode.ts';
 import { REPO } from '../e2e/harness.ts';
 import { rawExchange } from '../support/raw-http.ts';
 

@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose';
+import { loadStaticSite, pickEncoding } from '../../bin/local-mode/static-site.ts';
 import type { ConsoleRuntimeConfig } from '../../infra/constructs/console-site.ts';
 import { consoleCsp } from '../../infra/constructs/console-site.ts';
 import { BROWSER_HEADERS, BROWSER_METHODS } from '../../infra/constructs/control-plane-api.ts';
-import { loadStaticSite, pickEncoding } from '../../shared/local-mode/static-site.ts';
 
 /**
  * The deployed shape of the console on loopback, for browser tests of OIDC

@@ -1,9 +1,9 @@
 import { fileURLToPath } from 'node:url';
-import type { Logger } from '@aws-lambda-powertools/logger';
 import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import type { ECSClient } from '@aws-sdk/client-ecs';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { EcsTaskStateChangeEvent } from '../../shared/adapters/ecs/task-event.ts';
+import type { Logger } from '../../shared/ports/logger.ts';
 
 export interface EcsTaskStandInOptions {
   readonly ecs: ECSClient;

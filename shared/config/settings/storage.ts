@@ -9,7 +9,7 @@ export const storageSettings = {
   storage_backend: z.enum(STORAGE_BACKENDS).optional(),
   /**
    * The local backend's root. Unset: `<REMOTE_WORKER_DATA_DIR>/assets`, seeded with the examples on first
-   * start (shared/local-mode/asset-root.ts), so uploads never land in the source tree.
+   * start (bin/local-mode/asset-root.ts), so uploads never land in the source tree.
    */
   local_storage_path: text().optional(),
   /** S3 bucket (and key prefix) of the s3 backend; a deployed stack sets its own bucket. */

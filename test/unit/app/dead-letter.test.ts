@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { QueuePump } from '../../../bin/local-mode/queue-pump.ts';
 import { makeDispatchRuns } from '../../../functions/dispatcher/dispatch-runs.ts';
 import { makeSettleDeadLetters } from '../../../functions/dispatcher/settle-dead-letters.ts';
 import { LocalAssetStore } from '../../../shared/adapters/local/asset-store.ts';
@@ -11,7 +12,6 @@ import type { AppDeps } from '../../../shared/app/deps.ts';
 import { loadSettings } from '../../../shared/config/settings.ts';
 import { LauncherUnavailableError } from '../../../shared/domain/errors.ts';
 import { encodeRunMessage } from '../../../shared/domain/run-message.ts';
-import { QueuePump } from '../../../shared/local-mode/queue-pump.ts';
 import { systemClock } from '../../../shared/ports/clock.ts';
 import { createQueuedRun, PLAYBOOKS_ROOT, RecordingLauncher, silentLogger, vmTarget } from './harness.ts';
 

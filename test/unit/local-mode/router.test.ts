@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../../shared/domain/errors.ts';
 import {
   compileRoutes,
   decodeParams,
   decodeQuery,
   matchRoute,
   parseRequestTarget,
-} from '../../../shared/local-mode/router.ts';
+} from '../../../bin/local-mode/router.ts';
+import { ValidationError } from '../../../shared/domain/errors.ts';
 
 describe('parseRequestTarget', () => {
   it('splits an origin-form target into the raw path and the raw query', () => {

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiServer } from '../../../bin/local-mode/http-server.ts';
+import { CONSOLE_CSP, loadStaticSite, pickEncoding } from '../../../bin/local-mode/static-site.ts';
 import { UnauthorizedError } from '../../../shared/domain/errors.ts';
-import { createApiServer } from '../../../shared/local-mode/http-server.ts';
-import { CONSOLE_CSP, loadStaticSite, pickEncoding } from '../../../shared/local-mode/static-site.ts';
 
 /** A fake console build: index.html, one hashed script, and things that must never be served. */
 function fakeDist(): string {

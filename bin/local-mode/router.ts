@@ -1,4 +1,4 @@
-import { ValidationError } from '../domain/errors.ts';
+import { ValidationError } from '../../shared/domain/errors.ts';
 
 /**
  * The one place local mode reads a request target: the request line's

@@ -14,11 +14,11 @@ import { makeReconcileRuns, RECONCILE_SCHEDULE } from '../../functions/status-sy
 import type { RelayAgent } from '../../runners/relay/agent.ts';
 import { loadRelayConfig } from '../../runners/relay/config.ts';
 import { awsAdapters, buildRelay } from '../../runners/relay/main.ts';
-import { SqsWorkQueue } from '../adapters/sqs/work-queue.ts';
-import { BackendPoller, pollerOptionsFrom } from '../app/poll-backends.ts';
-import { type AwsDeps, buildAwsDeps } from '../composition/aws.ts';
-import { loadSettings } from '../config/settings.ts';
-import type { HttpHandler } from '../http/handler.ts';
+import { SqsWorkQueue } from '../../shared/adapters/sqs/work-queue.ts';
+import { BackendPoller, pollerOptionsFrom } from '../../shared/app/poll-backends.ts';
+import { type AwsDeps, buildAwsDeps } from '../../shared/composition/aws.ts';
+import { loadSettings } from '../../shared/config/settings.ts';
+import type { HttpHandler } from '../../shared/http/handler.ts';
 import { localAssetRoot } from '../local-mode/asset-root.ts';
 import { bearerAuthenticator, ensureToken } from '../local-mode/auth-token.ts';
 import { createApiServer } from '../local-mode/http-server.ts';

@@ -1,8 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { UnauthorizedError } from '../domain/errors.ts';
-import type { Authenticator } from '../http/handler.ts';
+import { UnauthorizedError } from '../../shared/domain/errors.ts';
+import type { Authenticator } from '../../shared/http/handler.ts';
 
 /**
  * Local mode's bearer token: REMOTE_WORKER_TOKEN when set, else the one kept

@@ -24,8 +24,8 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { Settings } from '../config/settings.ts';
-import { runTableDefinition } from '../domain/run-table.ts';
+import type { Settings } from '../../shared/config/settings.ts';
+import { runTableDefinition } from '../../shared/domain/run-table.ts';
 import { ensureRunnerNetwork } from './ec2-network.ts';
 
 /*

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { Logger } from '@aws-lambda-powertools/logger';
+import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import { API_ROUTES } from '../../functions/api/routes.ts';
 import { makeDispatchRuns } from '../../functions/dispatcher/dispatch-runs.ts';
 import { makeSettleDeadLetters } from '../../functions/dispatcher/settle-dead-letters.ts';
@@ -10,36 +10,37 @@ import {
   makeEcsTaskStateChange,
 } from '../../functions/status-sync/ecs-task-state-change.ts';
 import { RelayAgent } from '../../runners/relay/agent.ts';
-import { CloudClusterAuth } from '../adapters/cluster-auth/cluster-auth.ts';
-import { FileRunSecretStore, withRunSecrets } from '../adapters/local/run-secrets.ts';
-import { FileSecretSource } from '../adapters/local/secret-source.ts';
-import { RelayLauncher } from '../adapters/relay/relay-launcher.ts';
-import { openDatabase } from '../adapters/sqlite/database.ts';
-import { SqliteLogStore } from '../adapters/sqlite/log-store.ts';
-import { SqliteRunStore } from '../adapters/sqlite/run-store.ts';
-import { SqliteTargetStore } from '../adapters/sqlite/target-store.ts';
-import { SqliteWorkQueue } from '../adapters/sqlite/work-queue.ts';
-import type { AppDeps } from '../app/deps.ts';
-import { BackendPoller, POLLED_BACKENDS, pollerOptionsFrom } from '../app/poll-backends.ts';
-import { reconcileRuns } from '../app/reconcile.ts';
-import { prepareTask } from '../app/task-prep.ts';
-import { buildDiscovery } from '../composition/discovery.ts';
+import { CloudClusterAuth } from '../../shared/adapters/cluster-auth/cluster-auth.ts';
+import { FileRunSecretStore, withRunSecrets } from '../../shared/adapters/local/run-secrets.ts';
+import { FileSecretSource } from '../../shared/adapters/local/secret-source.ts';
+import { RelayLauncher } from '../../shared/adapters/relay/relay-launcher.ts';
+import { openDatabase } from '../../shared/adapters/sqlite/database.ts';
+import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
+import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
+import { SqliteTargetStore } from '../../shared/adapters/sqlite/target-store.ts';
+import { SqliteWorkQueue } from '../../shared/adapters/sqlite/work-queue.ts';
+import type { AppDeps } from '../../shared/app/deps.ts';
+import { BackendPoller, POLLED_BACKENDS, pollerOptionsFrom } from '../../shared/app/poll-backends.ts';
+import { reconcileRuns } from '../../shared/app/reconcile.ts';
+import { prepareTask } from '../../shared/app/task-prep.ts';
+import { buildDiscovery } from '../../shared/composition/discovery.ts';
 import {
   buildKubernetesLauncher,
   collectKubernetesOrphans,
   usesKubernetesRunner,
-} from '../composition/kubernetes.ts';
-import { buildLocalCloudLaunchers, LOCAL_ECS_CONTAINER } from '../composition/local-launchers.ts';
-import { lazyPasswordSafe } from '../composition/password-safe.ts';
-import { buildLocalStorage } from '../composition/storage.ts';
-import { loadSettings } from '../config/settings.ts';
-import { isTerminal, type Runner } from '../domain/run.ts';
-import type { HttpHandler } from '../http/handler.ts';
-import { newId } from '../ids.ts';
-import type { Clock } from '../ports/clock.ts';
-import { systemClock } from '../ports/clock.ts';
-import type { Executor } from '../ports/executor.ts';
-import type { Launchers } from '../ports/launcher.ts';
+} from '../../shared/composition/kubernetes.ts';
+import { buildLocalCloudLaunchers, LOCAL_ECS_CONTAINER } from '../../shared/composition/local-launchers.ts';
+import { lazyPasswordSafe } from '../../shared/composition/password-safe.ts';
+import { buildLocalStorage } from '../../shared/composition/storage.ts';
+import { loadSettings } from '../../shared/config/settings.ts';
+import { isTerminal, type Runner } from '../../shared/domain/run.ts';
+import type { HttpHandler } from '../../shared/http/handler.ts';
+import { newId } from '../../shared/lib/ids.ts';
+import type { Clock } from '../../shared/ports/clock.ts';
+import { systemClock } from '../../shared/ports/clock.ts';
+import type { Executor } from '../../shared/ports/executor.ts';
+import type { Launchers } from '../../shared/ports/launcher.ts';
+import type { Logger } from '../../shared/ports/logger.ts';
 import { localAssetRoot } from './asset-root.ts';
 import { bearerAuthenticator, ensureToken } from './auth-token.ts';
 import { chooseExecutor } from './executor-choice.ts';
@@ -100,7 +101,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
   const cwd = options.cwd ?? process.cwd();
   const clock = options.clock ?? systemClock;
   const settings = loadSettings({ env });
-  const logger = new Logger({
+  const logger: Logger = new PowertoolsLogger({
     serviceName: 'remote-worker',
     logLevel: (env.LOG_LEVEL ?? 'INFO').toUpperCase() as 'INFO',
   });

@@ -8,12 +8,12 @@ import {
 } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
-import { DomainError, PayloadTooLargeError, ValidationError } from '../domain/errors.ts';
-import type { Authenticator, HttpEvent, HttpHandler, HttpResult } from '../http/handler.ts';
-import { MAX_BODY_BYTES } from '../http/json-body.ts';
-import { problemResponse } from '../http/problem.ts';
+import { DomainError, PayloadTooLargeError, ValidationError } from '../../shared/domain/errors.ts';
+import type { Authenticator, HttpEvent, HttpHandler, HttpResult } from '../../shared/http/handler.ts';
+import { MAX_BODY_BYTES } from '../../shared/http/json-body.ts';
+import { problemResponse } from '../../shared/http/problem.ts';
+import type { Logger } from '../../shared/ports/logger.ts';
 import {
   type CompiledRoute,
   compileRoutes,

@@ -1,7 +1,7 @@
-import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { sleep } from '../lib/sleep.ts';
-import type { QueueMessage, WorkQueue } from '../ports/work-queue.ts';
+import { sleep } from '../../shared/lib/sleep.ts';
+import type { Logger } from '../../shared/ports/logger.ts';
+import type { QueueMessage, WorkQueue } from '../../shared/ports/work-queue.ts';
 
 type SqsHandler = (
   event: SQSEvent,

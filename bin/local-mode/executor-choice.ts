@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { dockerAvailable } from '../adapters/relay/docker-cli.ts';
-import { DockerExecutor } from '../adapters/relay/docker-executor.ts';
-import { ProcessExecutor } from '../adapters/relay/process-executor.ts';
-import type { Settings } from '../config/settings.ts';
-import { troubleMessage } from '../domain/troubleshooting.ts';
-import type { Executor } from '../ports/executor.ts';
+import { dockerAvailable } from '../../shared/adapters/relay/docker-cli.ts';
+import { DockerExecutor } from '../../shared/adapters/relay/docker-executor.ts';
+import { ProcessExecutor } from '../../shared/adapters/relay/process-executor.ts';
+import type { Settings } from '../../shared/config/settings.ts';
+import { troubleMessage } from '../../shared/domain/troubleshooting.ts';
+import type { Executor } from '../../shared/ports/executor.ts';
 
 function isExecutable(path: string): boolean {
   try {

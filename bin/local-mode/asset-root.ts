@@ -1,7 +1,7 @@
 import { cp, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Settings } from '../config/settings.ts';
+import type { Settings } from '../../shared/config/settings.ts';
 
 /** The playbooks a user can copy (README walkthrough: `hello/site.yml`), shipped in the repository. */
 export const EXAMPLE_ASSETS = fileURLToPath(new URL('../../examples/playbooks', import.meta.url));
