@@ -19,6 +19,7 @@ import { BackendPoller, pollerOptionsFrom } from '../../shared/app/poll-backends
 import { type AwsDeps, buildAwsDeps } from '../../shared/composition/aws.ts';
 import { loadSettings } from '../../shared/config/settings.ts';
 import type { HttpHandler } from '../../shared/http/handler.ts';
+import { repeatWithoutOverlap } from '../../shared/lib/repeat.ts';
 import { localAssetRoot } from '../local-mode/asset-root.ts';
 import { bearerAuthenticator, ensureToken } from '../local-mode/auth-token.ts';
 import { createApiServer } from '../local-mode/http-server.ts';
@@ -172,31 +173,17 @@ export async function startAwsMode(options: AwsModeOptions = {}): Promise<AwsMod
   const ecsTaskStateChange = makeEcsTaskStateChange({ ...deps, containerName: deps.ecsContainerName });
 
   const reconcile = makeReconcileRuns(deps, RECONCILE_SCHEDULE);
-  let reconciling: Promise<unknown> | undefined;
-  const reconcileTimer = setInterval(
-    () => {
-      reconciling ??= reconcile()
-        .catch((error: unknown) => logger.error('reconcile failed', { error: error as Error }))
-        .finally(() => {
-          reconciling = undefined;
-        });
-    },
-    (options.reconcileEverySeconds ?? 60) * 1000,
+  const reconciling = repeatWithoutOverlap(reconcile, (options.reconcileEverySeconds ?? 60) * 1000, (error) =>
+    logger.error('reconcile failed', { error: error as Error }),
   );
-  reconcileTimer.unref();
   const poller = new BackendPoller(deps, pollerOptionsFrom(settings));
-  let polling: Promise<unknown> | undefined;
-  const pollTimer = poller.hasWork
-    ? setInterval(() => {
-        polling ??= poller
-          .sweep()
-          .catch((error: unknown) => logger.error('poll failed', { error: error as Error }))
-          .finally(() => {
-            polling = undefined;
-          });
-      }, settings.poll_interval_seconds * 1000)
+  const polling = poller.hasWork
+    ? repeatWithoutOverlap(
+        () => poller.sweep(),
+        settings.poll_interval_seconds * 1000,
+        (error) => logger.error('poll failed', { error: error as Error }),
+      )
     : undefined;
-  pollTimer?.unref();
 
   logger.info('aws mode started', {
     url,
@@ -213,9 +200,7 @@ export async function startAwsMode(options: AwsModeOptions = {}): Promise<AwsMod
     ecsTaskStateChange,
     relayRunning: relay !== undefined,
     async close({ drainMs = 10_000 } = {}) {
-      clearInterval(reconcileTimer);
-      if (pollTimer !== undefined) clearInterval(pollTimer);
-      await Promise.all([reconciling, polling]);
+      await Promise.all([reconciling.stop(), polling?.stop()]);
       await new Promise<void>((ok) => {
         server.close(() => ok());
         server.closeAllConnections();

@@ -36,6 +36,7 @@ import { loadSettings } from '../../shared/config/settings.ts';
 import { isTerminal, type Runner } from '../../shared/domain/run.ts';
 import type { HttpHandler } from '../../shared/http/handler.ts';
 import { newId } from '../../shared/lib/ids.ts';
+import { repeatWithoutOverlap } from '../../shared/lib/repeat.ts';
 import type { Clock } from '../../shared/ports/clock.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import type { Executor } from '../../shared/ports/executor.ts';
@@ -289,18 +290,13 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     ...pollerOptionsFrom(settings),
     backends: [...POLLED_BACKENDS, 'ecs'],
   });
-  let polling: Promise<unknown> | undefined;
-  const pollTimer = poller.hasWork
-    ? setInterval(() => {
-        polling ??= poller
-          .sweep()
-          .catch((error: unknown) => logger.error('poll failed', { error: error as Error }))
-          .finally(() => {
-            polling = undefined;
-          });
-      }, settings.poll_interval_seconds * 1000)
+  const polling = poller.hasWork
+    ? repeatWithoutOverlap(
+        () => poller.sweep(),
+        settings.poll_interval_seconds * 1000,
+        (error) => logger.error('poll failed', { error: error as Error }),
+      )
     : undefined;
-  pollTimer?.unref();
 
   logger.info('local mode started', { url, dataDir, assetRoot, executor: choice.executor?.name ?? 'none' });
 
@@ -321,8 +317,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     async close({ drainMs = 10_000 } = {}) {
       clearInterval(reconcileTimer);
       discovery?.stop();
-      if (pollTimer !== undefined) clearInterval(pollTimer);
-      await polling;
+      await polling?.stop();
       await new Promise<void>((ok) => {
         server.close(() => ok());
         server.closeAllConnections();

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+
 import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
 import { type IVpc, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -8,10 +8,10 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
 import { relayPolicyDocument } from '../../runners/relay/policy.ts';
-import { consoleScopes, type EnvironmentConfig } from '../config.ts';
+import type { EnvironmentConfig } from '../config.ts';
 import { ControlPlaneAlarms } from '../constructs/alarms.ts';
 import { AssetStorage } from '../constructs/asset-storage.ts';
-import { ConsoleSite, regionalApiPattern } from '../constructs/console-site.ts';
+import type { ConsoleSite } from '../constructs/console-site.ts';
 import { ControlPlaneApi } from '../constructs/control-plane-api.ts';
 import { HandlerFunction } from '../constructs/handler-function.ts';
 import { RelayIdentity } from '../constructs/relay-identity.ts';
@@ -37,6 +37,7 @@ import {
   type HandlerSpec,
   WORKER_HANDLERS,
 } from '../handlers.ts';
+import { consoleSiteFor } from './console.ts';
 
 export interface ControlPlaneStackProps extends StackProps {
   readonly config: EnvironmentConfig;
@@ -194,7 +195,13 @@ export class ControlPlaneStack extends Stack {
       removalPolicy,
     });
 
-    this.console = this.consoleSite(config, props.projectRoot, logRetention, removalPolicy);
+    this.console = consoleSiteFor(this, config, {
+      projectRoot: props.projectRoot,
+      api: this.api,
+      accessLogs: this.assets.accessLogs as IBucket,
+      logRetention,
+      removalPolicy,
+    });
 
     dispatcher.fn.addEventSource(
       new SqsEventSource(this.queues.dispatch, {
@@ -292,50 +299,6 @@ export class ControlPlaneStack extends Stack {
       reconcilerLogs: reconciler.logGroup,
       removalPolicy,
     });
-  }
-
-  /**
-   * The console's site, and the API's CORS for its origin. With a custom
-   * domain, the CSP names the API's exact origin. On the distribution's own
-   * domain it cannot: the API's CORS names the distribution, whose headers
-   * policy would name the API, a cycle CloudFormation refuses; so connect-src
-   * allows this region's execute-api hosts (CORS, which is exact, is what
-   * keeps other origins from reading the API).
-   */
-  private consoleSite(
-    config: EnvironmentConfig,
-    projectRoot: string,
-    logRetention: RetentionDays,
-    removalPolicy: RemovalPolicy,
-  ): ConsoleSite | undefined {
-    const site = config.console;
-    const jwt = config.jwt;
-    if (site === undefined || jwt === undefined) return undefined;
-    const domain =
-      site.domainName === undefined || site.certificateArn === undefined
-        ? undefined
-        : { name: site.domainName, certificateArn: site.certificateArn };
-    const consoleSite = new ConsoleSite(this, 'Console', {
-      consoleDir: join(projectRoot, 'console'),
-      apiConnectSource: domain === undefined ? regionalApiPattern(this) : this.api.api.apiEndpoint,
-      issuer: jwt.issuer,
-      connectOrigins: site.connectOrigins,
-      ...(domain === undefined ? {} : { domain }),
-      serverAccessLogs: this.assets.accessLogs as IBucket,
-      logRetention,
-      removalPolicy,
-    });
-    this.api.allowBrowserOrigin(consoleSite.origin);
-    consoleSite.deploy({
-      apiUrl: this.api.stage.url,
-      oidc: {
-        issuer: jwt.issuer,
-        clientId: site.oidc.clientId,
-        scopes: consoleScopes(config),
-        bearer: site.oidc.bearer,
-      },
-    });
-    return consoleSite;
   }
 
   private outputs(values: Record<string, [value: string, description: string]>): void {

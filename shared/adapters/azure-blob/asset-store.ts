@@ -5,14 +5,7 @@ import {
   StorageSharedKeyCredential,
   type UserDelegationKey,
 } from '@azure/storage-blob';
-import { assetPathProblem, objectPathProblem } from '../../domain/asset-path.ts';
-import {
-  AssetNotFoundError,
-  AssetOutsideRootError,
-  LaunchRejectedError,
-  ValidationError,
-} from '../../domain/errors.ts';
-import { assetTypeOf } from '../../domain/task.ts';
+import { AssetNotFoundError, LaunchRejectedError } from '../../domain/errors.ts';
 import type {
   AssetInfo,
   AssetLocation,
@@ -21,10 +14,13 @@ import type {
   PutAssetResult,
 } from '../../ports/asset-store.ts';
 import { assetExists, collectAssets } from '../object-store/listing.ts';
-
-const DEFAULT_MAX_ENTRIES = 10_000;
-/** Blob names are at most 1,024 characters; bytes are counted to stay on the safe side (as for S3). */
-const MAX_NAME_BYTES = 1024;
+import {
+  checkUploadPath,
+  DEFAULT_MAX_ENTRIES,
+  normalizePrefix,
+  objectNameFor,
+  uploaded,
+} from '../object-store/naming.ts';
 
 /** HTTP status of a RestError (duck-typed: several copies of @azure/core-rest-pipeline may be installed). */
 const statusOf = (error: unknown): number | undefined => {
@@ -87,19 +83,13 @@ export class AzureBlobAssetStore implements AssetStore {
   constructor(options: AzureBlobAssetStoreOptions) {
     this.#container = options.container;
     this.#userDelegationKey = options.userDelegationKey;
-    const trimmed = (options.prefix ?? '').replace(/^\/+/, '');
-    this.#prefix = trimmed === '' || trimmed.endsWith('/') ? trimmed : `${trimmed}/`;
+    this.#prefix = normalizePrefix(options.prefix);
     this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
     this.#pageSize = options.pageSize;
   }
 
   async locate(path: string): Promise<AssetLocation> {
-    const problem = objectPathProblem(path);
-    if (problem !== undefined) throw problem;
-    const name = this.#prefix + path;
-    if (Buffer.byteLength(name, 'utf8') > MAX_NAME_BYTES) {
-      throw new AssetNotFoundError(`Asset "${path}" does not exist`);
-    }
+    const name = objectNameFor(this.#prefix, path);
     const blob = this.#container.getBlobClient(name);
     try {
       await blob.getProperties();
@@ -138,14 +128,7 @@ export class AzureBlobAssetStore implements AssetStore {
   };
 
   async put(path: string, bytes: Uint8Array, options: PutAssetOptions = {}): Promise<PutAssetResult> {
-    const problem = assetPathProblem(path);
-    if (problem?.code === 'outside_root')
-      throw new AssetOutsideRootError(`Asset path "${path}" ${problem.message}`);
-    if (problem !== undefined) {
-      throw new ValidationError(`Asset path "${path}" ${problem.message}`, [
-        { path: 'path', message: problem.message },
-      ]);
-    }
+    checkUploadPath(path);
     const blob = this.#container.getBlockBlobClient(this.#prefix + path);
     const overwrite = options.overwrite === true;
     // Only to report `replaced`; the write itself does not depend on it.
@@ -161,7 +144,7 @@ export class AzureBlobAssetStore implements AssetStore {
       }
       throw error;
     }
-    return { asset: { path, size: bytes.byteLength, type: assetTypeOf(path) ?? 'other' }, replaced };
+    return uploaded(path, bytes, replaced);
   }
 
   /**

@@ -1,7 +1,5 @@
 import { type Bucket, Storage } from '@google-cloud/storage';
-import { assetPathProblem, objectPathProblem } from '../../domain/asset-path.ts';
-import { AssetNotFoundError, AssetOutsideRootError, ValidationError } from '../../domain/errors.ts';
-import { assetTypeOf } from '../../domain/task.ts';
+import { AssetNotFoundError, ValidationError } from '../../domain/errors.ts';
 import type {
   AssetInfo,
   AssetLocation,
@@ -10,10 +8,13 @@ import type {
   PutAssetResult,
 } from '../../ports/asset-store.ts';
 import { assetExists, collectAssets } from '../object-store/listing.ts';
-
-const DEFAULT_MAX_ENTRIES = 10_000;
-/** Cloud Storage object names are at most 1,024 bytes of UTF-8. */
-const MAX_NAME_BYTES = 1024;
+import {
+  checkUploadPath,
+  DEFAULT_MAX_ENTRIES,
+  normalizePrefix,
+  objectNameFor,
+  uploaded,
+} from '../object-store/naming.ts';
 
 let sharedStorage: Storage | undefined;
 /** One client per cold start, shared by every store built without an injected one (Application Default Credentials). */
@@ -71,19 +72,13 @@ export class GcsAssetStore implements AssetStore {
   constructor(options: GcsAssetStoreOptions) {
     if (options.bucket.length === 0) throw new ValidationError('bucket must not be empty');
     this.#bucket = (options.storage ?? defaultStorage()).bucket(options.bucket);
-    const trimmed = (options.prefix ?? '').replace(/^\/+/, '');
-    this.#prefix = trimmed === '' || trimmed.endsWith('/') ? trimmed : `${trimmed}/`;
+    this.#prefix = normalizePrefix(options.prefix);
     this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
     this.#pageSize = options.pageSize;
   }
 
   async locate(path: string): Promise<AssetLocation> {
-    const problem = objectPathProblem(path);
-    if (problem !== undefined) throw problem;
-    const name = this.#prefix + path;
-    if (Buffer.byteLength(name, 'utf8') > MAX_NAME_BYTES) {
-      throw new AssetNotFoundError(`Asset "${path}" does not exist`);
-    }
+    const name = objectNameFor(this.#prefix, path);
     try {
       await this.#bucket.file(name).getMetadata();
     } catch (error) {
@@ -108,14 +103,7 @@ export class GcsAssetStore implements AssetStore {
   };
 
   async put(path: string, bytes: Uint8Array, options: PutAssetOptions = {}): Promise<PutAssetResult> {
-    const problem = assetPathProblem(path);
-    if (problem?.code === 'outside_root')
-      throw new AssetOutsideRootError(`Asset path "${path}" ${problem.message}`);
-    if (problem !== undefined) {
-      throw new ValidationError(`Asset path "${path}" ${problem.message}`, [
-        { path: 'path', message: problem.message },
-      ]);
-    }
+    checkUploadPath(path);
     const file = this.#bucket.file(this.#prefix + path);
     const overwrite = options.overwrite === true;
     // Only to report `replaced`; the write itself does not depend on it.
@@ -132,7 +120,7 @@ export class GcsAssetStore implements AssetStore {
       }
       throw error;
     }
-    return { asset: { path, size: bytes.byteLength, type: assetTypeOf(path) ?? 'other' }, replaced };
+    return uploaded(path, bytes, replaced);
   }
 
   /**

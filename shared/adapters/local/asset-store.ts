@@ -14,7 +14,6 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import { isAbsolute, join, posix, relative, resolve, sep, win32 } from 'node:path';
-import { assetPathProblem } from '../../domain/asset-path.ts';
 import {
   AssetExistsError,
   AssetNotFoundError,
@@ -29,8 +28,7 @@ import type {
   PutAssetOptions,
   PutAssetResult,
 } from '../../ports/asset-store.ts';
-
-const DEFAULT_MAX_ENTRIES = 10_000;
+import { checkUploadPath, DEFAULT_MAX_ENTRIES, uploaded } from '../object-store/naming.ts';
 
 /**
  * AssetStore over a local directory (local mode, the relay). Paths are
@@ -165,14 +163,7 @@ export class LocalAssetStore implements AssetStore {
    * checked to stay inside the root before anything is written below it.
    */
   async put(path: string, bytes: Uint8Array, options: PutAssetOptions = {}): Promise<PutAssetResult> {
-    const problem = assetPathProblem(path);
-    if (problem?.code === 'outside_root')
-      throw new AssetOutsideRootError(`Asset path "${path}" ${problem.message}`);
-    if (problem !== undefined) {
-      throw new ValidationError(`Asset path "${path}" ${problem.message}`, [
-        { path: 'path', message: problem.message },
-      ]);
-    }
+    checkUploadPath(path);
     await mkdir(this.#root, { recursive: true });
     const root = await realpath(this.#root);
     const segments = path.split('/');
@@ -197,7 +188,7 @@ export class LocalAssetStore implements AssetStore {
       } else {
         await placeWithoutClobbering(temp, destination, path);
       }
-      return { asset: { path, size: bytes.byteLength, type: assetTypeOf(path) ?? 'other' }, replaced };
+      return uploaded(path, bytes, replaced);
     } finally {
       await rm(temp, { force: true });
     }

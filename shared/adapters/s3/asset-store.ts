@@ -6,9 +6,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { assetPathProblem, objectPathProblem } from '../../domain/asset-path.ts';
-import { AssetNotFoundError, AssetOutsideRootError, ValidationError } from '../../domain/errors.ts';
-import { assetTypeOf } from '../../domain/task.ts';
+import { AssetNotFoundError, ValidationError } from '../../domain/errors.ts';
 import type {
   AssetInfo,
   AssetLocation,
@@ -17,10 +15,13 @@ import type {
   PutAssetResult,
 } from '../../ports/asset-store.ts';
 import { assetExists, collectAssets } from '../object-store/listing.ts';
-
-const DEFAULT_MAX_ENTRIES = 10_000;
-/** S3 refuses keys over 1,024 bytes. */
-const MAX_KEY_BYTES = 1024;
+import {
+  checkUploadPath,
+  DEFAULT_MAX_ENTRIES,
+  normalizePrefix,
+  objectNameFor,
+  uploaded,
+} from '../object-store/naming.ts';
 
 let sharedClient: S3Client | undefined;
 /** One client per cold start, shared by every store built without an injected client. */
@@ -75,19 +76,13 @@ export class S3AssetStore implements AssetStore {
     if (options.bucket.length === 0) throw new ValidationError('bucket must not be empty');
     this.#client = options.client ?? defaultClient();
     this.#bucket = options.bucket;
-    const trimmed = (options.prefix ?? '').replace(/^\/+/, '');
-    this.#prefix = trimmed === '' || trimmed.endsWith('/') ? trimmed : `${trimmed}/`;
+    this.#prefix = normalizePrefix(options.prefix);
     this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
     this.#pageSize = options.pageSize;
   }
 
   async locate(path: string): Promise<AssetLocation> {
-    const problem = objectPathProblem(path);
-    if (problem !== undefined) throw problem;
-    const key = this.#prefix + path;
-    if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) {
-      throw new AssetNotFoundError(`Asset "${path}" does not exist`);
-    }
+    const key = objectNameFor(this.#prefix, path);
     try {
       await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: key }));
     } catch (error) {
@@ -114,14 +109,7 @@ export class S3AssetStore implements AssetStore {
   };
 
   async put(path: string, bytes: Uint8Array, options: PutAssetOptions = {}): Promise<PutAssetResult> {
-    const problem = assetPathProblem(path);
-    if (problem?.code === 'outside_root')
-      throw new AssetOutsideRootError(`Asset path "${path}" ${problem.message}`);
-    if (problem !== undefined) {
-      throw new ValidationError(`Asset path "${path}" ${problem.message}`, [
-        { path: 'path', message: problem.message },
-      ]);
-    }
+    checkUploadPath(path);
     const key = this.#prefix + path;
     const overwrite = options.overwrite === true;
     // Only to report `replaced`; the write itself does not depend on it.
@@ -144,7 +132,7 @@ export class S3AssetStore implements AssetStore {
       }
       throw error;
     }
-    return { asset: { path, size: bytes.byteLength, type: assetTypeOf(path) ?? 'other' }, replaced };
+    return uploaded(path, bytes, replaced);
   }
 
   /**
