@@ -144,8 +144,8 @@ export const TEST: readonly Prerequisite[] = [
   },
   {
     name: 'util-linux',
-    why: 'runuser (PostgreSQL as its own user), unshare (an offline cdk synth), flock (one image build at a time)',
-    commands: ['runuser', 'unshare', 'flock'],
+    why: 'runuser (PostgreSQL as its own user), unshare (an offline cdk synth), flock (one image build at a time), setsid (a process group of its own, as the shim gives the tool)',
+    commands: ['runuser', 'unshare', 'flock', 'setsid'],
     packages: { apt: ['util-linux'] },
   },
   {

@@ -26,7 +26,7 @@ describe('crash soak (kill -9 of local mode under load)', () => {
 
     // The soak proves nothing unless local mode really died under it, more than once.
     expect(result.kills).toBeGreaterThanOrEqual(3);
-    expect(verdict).toEqual({
+    expect(verdict, `seed ${SEED}; runs that did not succeed:\n${result.unhappy.join('\n')}`).toEqual({
       notAccepted: 0,
       lost: 0,
       executedTwice: 0,

@@ -52,6 +52,8 @@ export interface SoakResult {
   readonly splitKeys: readonly string[];
   /** Runs GET /runs lists: one per key when nothing was created twice. */
   readonly listed: number;
+  /** Every run that did not succeed, as `<token> <id> <state>: <reason>` (the failure message). */
+  readonly unhappy: readonly string[];
   /** Final state per run id. */
   readonly states: ReadonlyMap<string, string>;
   /** Per token: how many start and end lines the marker file holds. */
@@ -199,6 +201,13 @@ export async function crashSoak(options: SoakOptions): Promise<SoakResult> {
       states = await readStates();
     }
 
+    const unhappy: string[] = [];
+    for (const [token, id] of runIdOf) {
+      if (states.get(id) === 'succeeded') continue;
+      const run = (await request('GET', `/runs/${id}`)).body;
+      unhappy.push(`${token} ${id} ${run?.state}: ${run?.reason ?? '(no reason)'}`);
+    }
+
     let listed = 0;
     let cursor: string | undefined;
     do {
@@ -234,6 +243,7 @@ export async function crashSoak(options: SoakOptions): Promise<SoakResult> {
       badAnswers,
       splitKeys: [...idsByKey].filter(([, ids]) => ids.size > 1).map(([key]) => key),
       listed,
+      unhappy,
       states,
       marks,
       runIdOf,
