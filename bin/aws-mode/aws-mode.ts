@@ -177,13 +177,7 @@ export async function startAwsMode(options: AwsModeOptions = {}): Promise<AwsMod
     logger.error('reconcile failed', { error: error as Error }),
   );
   const poller = new BackendPoller(deps, pollerOptionsFrom(settings));
-  const polling = poller.hasWork
-    ? repeatWithoutOverlap(
-        () => poller.sweep(),
-        settings.poll_interval_seconds * 1000,
-        (error) => logger.error('poll failed', { error: error as Error }),
-      )
-    : undefined;
+  const polling = poller.start();
 
   logger.info('aws mode started', {
     url,

@@ -36,7 +36,6 @@ import { loadSettings } from '../../shared/config/settings.ts';
 import { isTerminal, type Runner } from '../../shared/domain/run.ts';
 import type { HttpHandler } from '../../shared/http/handler.ts';
 import { newId } from '../../shared/lib/ids.ts';
-import { repeatWithoutOverlap } from '../../shared/lib/repeat.ts';
 import type { Clock } from '../../shared/ports/clock.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import type { Executor } from '../../shared/ports/executor.ts';
@@ -290,13 +289,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     ...pollerOptionsFrom(settings),
     backends: [...POLLED_BACKENDS, 'ecs'],
   });
-  const polling = poller.hasWork
-    ? repeatWithoutOverlap(
-        () => poller.sweep(),
-        settings.poll_interval_seconds * 1000,
-        (error) => logger.error('poll failed', { error: error as Error }),
-      )
-    : undefined;
+  const polling = poller.start();
 
   logger.info('local mode started', { url, dataDir, assetRoot, executor: choice.executor?.name ?? 'none' });
 

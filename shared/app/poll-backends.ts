@@ -1,6 +1,7 @@
 import type { Settings } from '../config/settings.ts';
 import type { Runner } from '../domain/run.ts';
 import { backoffMs } from '../lib/backoff.ts';
+import { type Repeating, repeatWithoutOverlap } from '../lib/repeat.ts';
 import { sleep } from '../lib/sleep.ts';
 import type { AppDeps } from './deps.ts';
 import { type SyncBackendsReport, syncBackends } from './sync-backends.ts';
@@ -78,6 +79,20 @@ export class BackendPoller {
   /** True when this deployment has a launcher the poller is responsible for. */
   get hasWork(): boolean {
     return (this.#o.backends ?? POLLED_BACKENDS).some((b) => this.#deps.launchers[b] !== undefined);
+  }
+
+  /**
+   * Sweeps every `intervalSeconds` (never two at once; a failed sweep is
+   * logged and the next one runs); undefined when no polled backend is
+   * configured.
+   */
+  start(): Repeating | undefined {
+    if (!this.hasWork) return undefined;
+    return repeatWithoutOverlap(
+      () => this.sweep(),
+      this.#o.intervalSeconds * 1000,
+      (error) => this.#deps.logger.error('poll failed', { error: error as Error }),
+    );
   }
 
   /** One sweep over the active runs on the polled backends. */
