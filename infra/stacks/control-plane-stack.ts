@@ -1,4 +1,3 @@
-
 import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
 import { type IVpc, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
