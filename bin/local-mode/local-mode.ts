@@ -23,6 +23,7 @@ import type { AppDeps } from '../../shared/app/deps.ts';
 import { BackendPoller, POLLED_BACKENDS, pollerOptionsFrom } from '../../shared/app/poll-backends.ts';
 import { reconcileRuns } from '../../shared/app/reconcile.ts';
 import { prepareTask } from '../../shared/app/task-prep.ts';
+import { buildCloudSecretSources } from '../../shared/composition/cloud-secrets.ts';
 import { buildDiscovery } from '../../shared/composition/discovery.ts';
 import {
   buildKubernetesLauncher,
@@ -164,6 +165,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
   const material = {
     settings,
     clusterAuth,
+    cloudSecrets: buildCloudSecretSources(settings),
     ...(credentials === undefined ? {} : { credentials }),
     ...(discovery === undefined ? {} : { discovery: discovery.cache }),
   };

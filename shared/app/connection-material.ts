@@ -1,6 +1,6 @@
 import type { Settings } from '../config/settings.ts';
 import { checkoutMinutes, managedAccountOf } from '../domain/checkout.ts';
-import { LaunchRejectedError, NotFoundError } from '../domain/errors.ts';
+import { LaunchRejectedError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { type HypervisorSettings, hypervisorOf } from '../domain/hypervisors.ts';
 import type { Run } from '../domain/run.ts';
 import type { ClusterTarget, DatabaseTarget, Target, VmTarget } from '../domain/target.ts';
@@ -39,6 +39,7 @@ export interface ConnectionDeps {
         Settings,
         | 'ansible_ssh_key_sm_name'
         | 'gcp_ssh_key_secret_name'
+        | 'azure_ssh_key_secret_name'
         | 'ansible_ssh_key_secret'
         | 'portainer_url'
         | 'portainer_api_token_secret'
@@ -48,6 +49,15 @@ export interface ConnectionDeps {
     | undefined;
   readonly clusterAuth?: ClusterAuth | undefined;
   readonly credentials?: CredentialBroker | undefined;
+  /** Each cloud's own secret store, for its VMs' SSH keys; built only when its settings are complete. */
+  readonly cloudSecrets?: CloudSecretSources | undefined;
+}
+
+export interface CloudSecretSources {
+  /** GCP Secret Manager in `gcp_project_id`. */
+  readonly gcp?: SecretSource;
+  /** Azure Key Vault at `azure_key_vault_url`. */
+  readonly azure?: SecretSource;
 }
 
 export const SSH_KEY_ENV = 'RW_SSH_KEY';
@@ -111,6 +121,8 @@ async function readSecret(secrets: SecretSource, name: string, missing: () => st
     return await secrets.get(name);
   } catch (error) {
     if (error instanceof NotFoundError) throw new LaunchRejectedError(missing());
+    // A name the store cannot hold (a Key Vault name with "_", say): its message says what is allowed.
+    if (error instanceof ValidationError) throw new LaunchRejectedError(error.message);
     throw error;
   }
 }
@@ -148,8 +160,9 @@ async function checkOut(
  * in time (`ansible_user` and, from the task's secret env, `ansible_password`).
  * Otherwise cloud VMs over SSH get the private key by secret name:
  * `ansible_ssh_key_sm_name` on AWS (the legacy `ansible_ssh_key_secret` as
- * fallback), `gcp_ssh_key_secret_name` on GCP. On-prem and Azure VMs, and
- * WinRM, bring their own credentials.
+ * fallback), `gcp_ssh_key_secret_name` in GCP Secret Manager on GCP,
+ * `azure_ssh_key_secret_name` in Azure Key Vault on Azure. On-prem VMs,
+ * Azure VMs without that setting, and WinRM bring their own credentials.
  */
 async function vmMaterial(
   deps: ConnectionDeps,
@@ -172,25 +185,73 @@ async function vmMaterial(
       leaseId: lease.id,
     };
   }
-  if (target.connection !== 'ssh' || (target.cloud !== 'aws' && target.cloud !== 'gcp')) return EMPTY;
-  const s = deps.settings;
-  const name =
-    target.cloud === 'aws'
-      ? (s?.ansible_ssh_key_sm_name ?? s?.ansible_ssh_key_secret)
-      : s?.gcp_ssh_key_secret_name;
+  if (target.connection !== 'ssh') return EMPTY;
+  if (target.cloud === 'aws') return awsSshKey(deps, target, resolveStored);
+  if (target.cloud === 'gcp') return gcpSshKey(deps, target, resolveStored);
+  if (target.cloud === 'azure') return azureSshKey(deps, target);
+  return EMPTY;
+}
+
+const sshKey = (name: string, value: string | undefined, ref: boolean): ConnectionMaterial => ({
+  ...EMPTY,
+  secretEnv: value === undefined ? {} : { [SSH_KEY_ENV]: value },
+  secretRefs: ref ? { [SSH_KEY_ENV]: name } : {},
+  sshKeyEnv: SSH_KEY_ENV,
+});
+
+/** AWS: the deployment's own secret store (Secrets Manager on AWS, secrets.json locally). */
+async function awsSshKey(deps: ConnectionDeps, target: VmTarget, resolveStored: boolean) {
+  const name = deps.settings?.ansible_ssh_key_sm_name ?? deps.settings?.ansible_ssh_key_secret;
   if (name === undefined) {
     throw new LaunchRejectedError(
-      target.cloud === 'aws'
-        ? `No SSH key for AWS VM ${target.id}: set ansible_ssh_key_sm_name to the Secrets Manager secret holding the private key`
-        : `No SSH key for GCP VM ${target.id}: set gcp_ssh_key_secret_name to the Secret Manager secret holding the private key`,
+      `No SSH key for AWS VM ${target.id}: set ansible_ssh_key_sm_name to the Secrets Manager secret holding the private key`,
     );
   }
   const missing = () =>
-    target.cloud === 'aws'
-      ? `SSH key secret ${name} for AWS VM ${target.id} could not be read: verify ansible_ssh_key_sm_name is set and the IAM role has secretsmanager:GetSecretValue on that secret`
-      : `SSH key secret ${name} for GCP VM ${target.id} could not be read: verify gcp_ssh_key_secret_name is set and the service account has roles/secretmanager.secretAccessor on the secret`;
-  const secretEnv = resolveStored ? { [SSH_KEY_ENV]: await readSecret(deps.secrets, name, missing) } : {};
-  return { ...EMPTY, secretEnv, secretRefs: { [SSH_KEY_ENV]: name }, sshKeyEnv: SSH_KEY_ENV };
+    `SSH key secret ${name} for AWS VM ${target.id} could not be read: verify ansible_ssh_key_sm_name is set and the IAM role has secretsmanager:GetSecretValue on that secret`;
+  return sshKey(name, resolveStored ? await readSecret(deps.secrets, name, missing) : undefined, true);
+}
+
+/**
+ * GCP: Secret Manager in `gcp_project_id`. A backend that resolves stored
+ * secrets itself (Cloud Run, from Secret Manager) gets the reference only.
+ */
+async function gcpSshKey(deps: ConnectionDeps, target: VmTarget, resolveStored: boolean) {
+  const name = deps.settings?.gcp_ssh_key_secret_name;
+  if (name === undefined) {
+    throw new LaunchRejectedError(
+      `No SSH key for GCP VM ${target.id}: set gcp_ssh_key_secret_name to the Secret Manager secret holding the private key`,
+    );
+  }
+  if (!resolveStored) return sshKey(name, undefined, true);
+  const source = deps.cloudSecrets?.gcp;
+  if (source === undefined) {
+    throw new LaunchRejectedError(
+      `No GCP Secret Manager to read SSH key secret ${name} for GCP VM ${target.id} from: set gcp_project_id`,
+    );
+  }
+  const missing = () =>
+    `SSH key secret ${name} for GCP VM ${target.id} could not be read: verify gcp_ssh_key_secret_name is set and the service account has roles/secretmanager.secretAccessor on the secret`;
+  return sshKey(name, await readSecret(source, name, missing), true);
+}
+
+/**
+ * Azure: the Key Vault secret `azure_ssh_key_secret_name` in
+ * `azure_key_vault_url`, always read here (no backend reads Key Vault
+ * itself). Without the setting the VM brings its own credentials, as before.
+ */
+async function azureSshKey(deps: ConnectionDeps, target: VmTarget) {
+  const name = deps.settings?.azure_ssh_key_secret_name;
+  if (name === undefined) return EMPTY;
+  const source = deps.cloudSecrets?.azure;
+  if (source === undefined) {
+    throw new LaunchRejectedError(
+      `No Azure Key Vault to read SSH key secret ${name} for Azure VM ${target.id} from: set azure_key_vault_url`,
+    );
+  }
+  const missing = () =>
+    `SSH key secret ${name} for Azure VM ${target.id} could not be read: verify azure_ssh_key_secret_name is set and the identity has the Key Vault Secrets User role (or a get-secret access policy) on the vault`;
+  return sshKey(name, await readSecret(source, name, missing), false);
 }
 
 /**

@@ -25,6 +25,7 @@ import { apiGatewayAuthenticator } from '../http/api-gateway-auth.ts';
 import { newId } from '../lib/ids.ts';
 import { systemClock } from '../ports/clock.ts';
 import type { Launchers } from '../ports/launcher.ts';
+import { buildCloudSecretSources } from './cloud-secrets.ts';
 import { buildCloudLaunchers, lazyClusterAuth } from './launchers.ts';
 import { lazyPasswordSafe } from './password-safe.ts';
 import { buildAwsStorage } from './storage.ts';
@@ -214,6 +215,7 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
   const material = {
     settings,
     clusterAuth: lazyClusterAuth(clock),
+    cloudSecrets: buildCloudSecretSources(settings),
     ...(credentials === undefined ? {} : { credentials }),
   };
   const runLogs = new DynamoLogStore({

@@ -90,6 +90,8 @@ export class TroubleDetector {
 const SSH_HINTS = {
   aws: 'verify ansible_ssh_key_sm_name is set and the IAM role has secretsmanager:GetSecretValue on that secret',
   gcp: "verify gcp_ssh_key_secret_name is set and the service account has roles/secretmanager.secretAccessor on the secret. Ensure the public key is in the instance's ~/.ssh/authorized_keys (injected at launch)",
+  azure:
+    "verify azure_ssh_key_secret_name and azure_key_vault_url are set and the identity has Key Vault Secrets User on the vault. Ensure the public key is in the VM's ~/.ssh/authorized_keys",
 } as const;
 
 function sshMessage(context: TroubleContext): string {
@@ -105,6 +107,8 @@ function sshMessage(context: TroubleContext): string {
   }
   if (context.cloud === 'aws') return `SSH authentication failed on cloud target (AWS) — ${SSH_HINTS.aws}`;
   if (context.cloud === 'gcp') return `SSH authentication failed on cloud target (GCP) — ${SSH_HINTS.gcp}`;
+  if (context.cloud === 'azure')
+    return `SSH authentication failed on cloud target (Azure) — ${SSH_HINTS.azure}`;
   return "SSH authentication failed — the host refused the run's SSH user and key: check the target's sshUser and that the key or password the runner uses is authorised on the host";
 }
 

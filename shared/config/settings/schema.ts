@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { aciSettings } from './aci.ts';
 import { cloudRunSettings } from './cloud-run.ts';
+import { cloudSecretSettings } from './cloud-secrets.ts';
 import { DISCOVERY_SETTINGS } from './discovery.ts';
 import { ecsSettings } from './ecs.ts';
 import { checkExecution, executionSettings } from './execution.ts';
@@ -34,6 +35,8 @@ export const SettingsSchema = z
     ...kubernetesSettings,
     ...pollingSettings,
     ...sshKeySettings,
+    // GCP Secret Manager and Azure Key Vault for those clouds' VM SSH keys.
+    ...cloudSecretSettings,
     ...storageSettings,
     ...executionSettings,
     ...integrationSettings,

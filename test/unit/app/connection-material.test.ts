@@ -145,6 +145,64 @@ describe('connection material in prepared tasks', () => {
     expect(secrets.asked).toEqual([]);
   });
 
+  it("reads a GCP VM's key from the GCP source, and refuses naming gcp_project_id without one", async () => {
+    const gcp = new MapSecrets({ 'ssh-gcp-key': SSH_KEY });
+    const run = await runFor(vmTarget('vm-gcp', { cloud: 'gcp' }), 'vm');
+    const settings = { gcp_ssh_key_secret_name: 'ssh-gcp-key' };
+
+    const task = await prepareTask({ ...deps(settings), cloudSecrets: { gcp } }, run);
+    expect(task.secretEnv.RW_SSH_KEY).toBe(SSH_KEY);
+    expect(task.spec.sshKeyEnv).toBe('RW_SSH_KEY');
+    expect(gcp.asked).toEqual(['ssh-gcp-key']);
+    expect(secrets.asked).toEqual([]);
+
+    const refused = await prepareTask(deps(settings), run).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(LaunchRejectedError);
+    expect((refused as Error).message).toBe(
+      'No GCP Secret Manager to read SSH key secret ssh-gcp-key for GCP VM vm-gcp from: set gcp_project_id',
+    );
+
+    const missing = await prepareTask(
+      { ...deps({ gcp_ssh_key_secret_name: 'nope' }), cloudSecrets: { gcp } },
+      run,
+    ).catch((e: unknown) => e);
+    expect((missing as Error).message).toContain('roles/secretmanager.secretAccessor');
+  });
+
+  it("reads an Azure VM's key from Key Vault when azure_ssh_key_secret_name is set, never as a stored reference", async () => {
+    const azure = new MapSecrets({ 'ssh-azure-key': SSH_KEY });
+    const run = await runFor(vmTarget('vm-az', { cloud: 'azure' }), 'vm');
+
+    const own = await prepareTask({ ...deps(), cloudSecrets: { azure } }, run);
+    expect(own.spec.sshKeyEnv).toBeUndefined();
+    expect(azure.asked).toEqual([]);
+
+    const settings = { azure_ssh_key_secret_name: 'ssh-azure-key' };
+    // Even for a backend that resolves stored secrets itself: none of them reads Key Vault.
+    const task = await prepareTask({ ...deps(settings), cloudSecrets: { azure } }, run, {
+      resolveSecrets: false,
+    });
+    expect(task.secretEnv.RW_SSH_KEY).toBe(SSH_KEY);
+    expect(task.secretRefs.RW_SSH_KEY).toBeUndefined();
+    expect(task.spec.sshKeyEnv).toBe('RW_SSH_KEY');
+    expect(secrets.asked).toEqual([]);
+
+    const refused = await prepareTask(deps(settings), run).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(LaunchRejectedError);
+    expect((refused as Error).message).toBe(
+      'No Azure Key Vault to read SSH key secret ssh-azure-key for Azure VM vm-az from: set azure_key_vault_url',
+    );
+
+    const missing = await prepareTask(
+      { ...deps({ azure_ssh_key_secret_name: 'other-key' }), cloudSecrets: { azure } },
+      run,
+    ).catch((e: unknown) => e);
+    expect((missing as Error).message).toContain(
+      'could not be read: verify azure_ssh_key_secret_name is set',
+    );
+    expect(JSON.stringify(missing)).not.toContain('canary');
+  });
+
   it('leaves on-prem and WinRM VMs to their own credentials', async () => {
     const run = await runFor(vmTarget('vm-win', { cloud: 'aws', connection: 'winrm' }), 'vm');
     const task = await prepareTask(deps(), run);

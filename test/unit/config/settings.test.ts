@@ -380,6 +380,9 @@ describe('SettingsSchema', () => {
       'discovery_azure_resource_groups',
       'discovery_gcp_zones',
       'discovery_refresh_seconds',
+      // Azure VMs' SSH keys in Key Vault (GCP's are gcp_ssh_key_secret_name in gcp_project_id).
+      'azure_key_vault_url',
+      'azure_ssh_key_secret_name',
     ];
 
     expect([...SETTING_KEYS].sort()).toEqual([...contract].sort());

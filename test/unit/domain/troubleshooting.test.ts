@@ -66,6 +66,9 @@ describe('troubleMessage', () => {
     expect(troubleMessage('ssh_auth_failed', { kind: 'vm', cloud: 'gcp' })).toMatch(
       /^SSH authentication failed on cloud target \(GCP\) — verify gcp_ssh_key_secret_name is set and the service account has roles\/secretmanager\.secretAccessor on the secret\. Ensure the public key is in the instance's ~\/\.ssh\/authorized_keys/,
     );
+    expect(troubleMessage('ssh_auth_failed', { kind: 'vm', cloud: 'azure' })).toBe(
+      "SSH authentication failed on cloud target (Azure) — verify azure_ssh_key_secret_name and azure_key_vault_url are set and the identity has Key Vault Secrets User on the vault. Ensure the public key is in the VM's ~/.ssh/authorized_keys",
+    );
     expect(troubleMessage('ssh_auth_failed', { kind: 'vm', hypervisor: 'proxmox' })).toContain(
       'API-token-only auth is not sufficient for SSH',
     );
