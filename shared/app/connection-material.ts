@@ -213,8 +213,9 @@ async function awsSshKey(deps: ConnectionDeps, target: VmTarget, resolveStored: 
 }
 
 /**
- * GCP: Secret Manager in `gcp_project_id`. A backend that resolves stored
- * secrets itself (Cloud Run, from Secret Manager) gets the reference only.
+ * GCP: Secret Manager in `gcp_project_id` (else the deployment's own store,
+ * as for AWS VMs). A backend that resolves stored secrets itself (Cloud Run,
+ * from Secret Manager) gets the reference only.
  */
 async function gcpSshKey(deps: ConnectionDeps, target: VmTarget, resolveStored: boolean) {
   const name = deps.settings?.gcp_ssh_key_secret_name;
@@ -224,12 +225,8 @@ async function gcpSshKey(deps: ConnectionDeps, target: VmTarget, resolveStored: 
     );
   }
   if (!resolveStored) return sshKey(name, undefined, true);
-  const source = deps.cloudSecrets?.gcp;
-  if (source === undefined) {
-    throw new LaunchRejectedError(
-      `No GCP Secret Manager to read SSH key secret ${name} for GCP VM ${target.id} from: set gcp_project_id`,
-    );
-  }
+  // Without gcp_project_id there is no Secret Manager to ask: the deployment's own store holds the key.
+  const source = deps.cloudSecrets?.gcp ?? deps.secrets;
   const missing = () =>
     `SSH key secret ${name} for GCP VM ${target.id} could not be read: verify gcp_ssh_key_secret_name is set and the service account has roles/secretmanager.secretAccessor on the secret`;
   return sshKey(name, await readSecret(source, name, missing), true);
@@ -237,18 +234,15 @@ async function gcpSshKey(deps: ConnectionDeps, target: VmTarget, resolveStored: 
 
 /**
  * Azure: the Key Vault secret `azure_ssh_key_secret_name` in
- * `azure_key_vault_url`, always read here (no backend reads Key Vault
- * itself). Without the setting the VM brings its own credentials, as before.
+ * `azure_key_vault_url` (else the deployment's own store), always read here
+ * (no backend reads Key Vault itself). Without the setting the VM brings its
+ * own credentials, as before.
  */
 async function azureSshKey(deps: ConnectionDeps, target: VmTarget) {
   const name = deps.settings?.azure_ssh_key_secret_name;
   if (name === undefined) return EMPTY;
-  const source = deps.cloudSecrets?.azure;
-  if (source === undefined) {
-    throw new LaunchRejectedError(
-      `No Azure Key Vault to read SSH key secret ${name} for Azure VM ${target.id} from: set azure_key_vault_url`,
-    );
-  }
+  // Without azure_key_vault_url the deployment's own store holds the key.
+  const source = deps.cloudSecrets?.azure ?? deps.secrets;
   const missing = () =>
     `SSH key secret ${name} for Azure VM ${target.id} could not be read: verify azure_ssh_key_secret_name is set and the identity has the Key Vault Secrets User role (or a get-secret access policy) on the vault`;
   return sshKey(name, await readSecret(source, name, missing), false);

@@ -2,6 +2,7 @@ import type { TokenCredential } from '@azure/identity';
 import type { CloudSecretSources } from '../app/connection-material.ts';
 import type { Settings } from '../config/settings.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
+import { withCloudSdk } from './launchers.ts';
 
 /** A SecretSource whose SDK is imported on the first read (and again after a failed import). */
 function lazy(make: () => Promise<SecretSource>): SecretSource {
@@ -23,7 +24,8 @@ function lazy(make: () => Promise<SecretSource>): SecretSource {
  * (Application Default Credentials), Azure Key Vault when
  * `azure_key_vault_url` is set (`DefaultAzureCredential`: service principal,
  * workload identity or managed identity from AZURE_* variables). Neither SDK
- * is loaded until a run needs a key.
+ * is loaded until a run needs a key, and neither is bundled into a function
+ * that never touches a task (RW_CLOUD_SDKS, infra/bundling.ts).
  */
 export function buildCloudSecretSources(
   settings: Pick<Settings, 'gcp_project_id' | 'azure_key_vault_url'>,
@@ -34,28 +36,30 @@ export function buildCloudSecretSources(
     ...(project === undefined
       ? {}
       : {
-          gcp: lazy(async () => {
-            const { GcpSecretManagerSecretSource } = await import(
-              '../adapters/gcp-secret-manager/secret-source.ts'
-            );
-            return new GcpSecretManagerSecretSource({ project });
-          }),
+          gcp: lazy(
+            withCloudSdk(
+              'GCP Secret Manager',
+              'gcpSecrets',
+              ({ GcpSecretManagerSecretSource }) => new GcpSecretManagerSecretSource({ project }),
+            ),
+          ),
         }),
     ...(vaultUrl === undefined
       ? {}
       : {
-          azure: lazy(async () => {
-            const [{ SecretClient }, { AzureKeyVaultSecretSource }, { defaultAzureCredential }] =
-              await Promise.all([
-                import('@azure/keyvault-secrets'),
-                import('../adapters/azure-key-vault/secret-source.ts'),
-                import('../adapters/cluster-auth/aks-token.ts'),
-              ]);
-            const credential: TokenCredential = {
-              getToken: async (scopes, options) => (await defaultAzureCredential()).getToken(scopes, options),
-            };
-            return new AzureKeyVaultSecretSource({ client: new SecretClient(vaultUrl, credential) });
-          }),
+          azure: lazy(
+            withCloudSdk(
+              'Azure Key Vault',
+              'azureSecrets',
+              ([{ SecretClient }, { AzureKeyVaultSecretSource }, { defaultAzureCredential }]) => {
+                const credential: TokenCredential = {
+                  getToken: async (scopes, options) =>
+                    (await defaultAzureCredential()).getToken(scopes, options),
+                };
+                return new AzureKeyVaultSecretSource({ client: new SecretClient(vaultUrl, credential) });
+              },
+            ),
+          ),
         }),
   };
 }

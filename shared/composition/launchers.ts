@@ -238,6 +238,13 @@ const cloudSdks =
         kubernetes: () => import('./kubernetes.ts'),
         gcp: () => Promise.all([import('@google-cloud/run'), import('google-auth-library')]),
         clusterAuth: () => import('../adapters/cluster-auth/cluster-auth.ts'),
+        gcpSecrets: () => import('../adapters/gcp-secret-manager/secret-source.ts'),
+        azureSecrets: () =>
+          Promise.all([
+            import('@azure/keyvault-secrets'),
+            import('../adapters/azure-key-vault/secret-source.ts'),
+            import('../adapters/cluster-auth/aks-token.ts'),
+          ]),
       };
 type CloudSdks = NonNullable<typeof cloudSdks>;
 
@@ -245,7 +252,7 @@ type CloudSdks = NonNullable<typeof cloudSdks>;
  * Load SDK `sdk` and `build` with it; in a bundle without the cloud SDKs, a
  * loader that refuses with LauncherUnavailableError naming `what`.
  */
-function withCloudSdk<K extends keyof CloudSdks, T>(
+export function withCloudSdk<K extends keyof CloudSdks, T>(
   what: string,
   sdk: K,
   build: (loaded: Awaited<ReturnType<CloudSdks[K]>>) => T | Promise<T>,

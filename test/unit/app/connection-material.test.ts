@@ -156,11 +156,12 @@ describe('connection material in prepared tasks', () => {
     expect(gcp.asked).toEqual(['ssh-gcp-key']);
     expect(secrets.asked).toEqual([]);
 
-    const refused = await prepareTask(deps(settings), run).catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(LaunchRejectedError);
-    expect((refused as Error).message).toBe(
-      'No GCP Secret Manager to read SSH key secret ssh-gcp-key for GCP VM vm-gcp from: set gcp_project_id',
-    );
+    // Without gcp_project_id (no Secret Manager built) the deployment's own store is asked, as for AWS VMs.
+    secrets.values['ssh-gcp-key'] = 'own-store-key';
+    const fallback = await prepareTask(deps(settings), run);
+    expect(fallback.secretEnv.RW_SSH_KEY).toBe('own-store-key');
+    expect(secrets.asked).toEqual(['ssh-gcp-key']);
+    secrets.asked.length = 0;
 
     const missing = await prepareTask(
       { ...deps({ gcp_ssh_key_secret_name: 'nope' }), cloudSecrets: { gcp } },
@@ -187,11 +188,12 @@ describe('connection material in prepared tasks', () => {
     expect(task.spec.sshKeyEnv).toBe('RW_SSH_KEY');
     expect(secrets.asked).toEqual([]);
 
-    const refused = await prepareTask(deps(settings), run).catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(LaunchRejectedError);
-    expect((refused as Error).message).toBe(
-      'No Azure Key Vault to read SSH key secret ssh-azure-key for Azure VM vm-az from: set azure_key_vault_url',
-    );
+    // Without azure_key_vault_url the deployment's own store is asked.
+    secrets.values['ssh-azure-key'] = 'own-store-key';
+    const fallback = await prepareTask(deps(settings), run);
+    expect(fallback.secretEnv.RW_SSH_KEY).toBe('own-store-key');
+    expect(secrets.asked).toEqual(['ssh-azure-key']);
+    secrets.asked.length = 0;
 
     const missing = await prepareTask(
       { ...deps({ azure_ssh_key_secret_name: 'other-key' }), cloudSecrets: { azure } },
