@@ -17,14 +17,15 @@ function helpers(s: Synthesized) {
   const resources: Record<string, Json> = s.template.toJSON().Resources;
   const ofType = (type: string): [string, Json][] =>
     Object.entries(resources).filter(([, r]) => r.Type === type);
-  const only = (type: string): Json => {
+  /** The properties of the one resource of `type` (fails unless there is exactly one). */
+  const single = (type: string): Json => {
     const found = ofType(type);
     expect(found.map(([id]) => id)).toHaveLength(1);
     return found[0]?.[1].Properties;
   };
   const idOf = (construct: IConstruct): string =>
     s.stack.getLogicalId(construct.node.defaultChild as CfnElement);
-  return { resources, ofType, only, idOf };
+  return { resources, ofType, single, idOf };
 }
 
 /** A string CloudFormation builds with Fn::Join, references written `<LogicalId[.Attr]>`. */
@@ -72,10 +73,10 @@ describe('console site (prod: the distribution’s own domain)', () => {
       IgnorePublicAcls: true,
       RestrictPublicBuckets: true,
     });
-    const oac = h.only('AWS::CloudFront::OriginAccessControl').OriginAccessControlConfig;
+    const oac = h.single('AWS::CloudFront::OriginAccessControl').OriginAccessControlConfig;
     expect(oac).toMatchObject({ OriginAccessControlOriginType: 's3', SigningBehavior: 'always' });
     expect(h.ofType('AWS::CloudFront::CloudFrontOriginAccessIdentity')).toEqual([]);
-    const [origin] = h.only('AWS::CloudFront::Distribution').DistributionConfig.Origins;
+    const [origin] = h.single('AWS::CloudFront::Distribution').DistributionConfig.Origins;
     expect(origin.OriginAccessControlId).toBeDefined();
     expect(origin.S3OriginConfig.OriginAccessIdentity).toBe('');
 
@@ -101,7 +102,7 @@ describe('console site (prod: the distribution’s own domain)', () => {
   });
 
   it('serves index.html at the root and for extension-less paths, over HTTPS only, with access logs', () => {
-    const config = h.only('AWS::CloudFront::Distribution').DistributionConfig;
+    const config = h.single('AWS::CloudFront::Distribution').DistributionConfig;
 
     expect(config.DefaultRootObject).toBe('index.html');
     expect(config.DefaultCacheBehavior.ViewerProtocolPolicy).toBe('redirect-to-https');
@@ -110,7 +111,7 @@ describe('console site (prod: the distribution’s own domain)', () => {
     expect(config.DefaultCacheBehavior.FunctionAssociations).toEqual([
       expect.objectContaining({ EventType: 'viewer-request' }),
     ]);
-    const code: string = h.only('AWS::CloudFront::Function').FunctionCode;
+    const code: string = h.single('AWS::CloudFront::Function').FunctionCode;
     // The function itself, run on the paths a browser sends.
     const handler = new Function(`${code}; return handler;`)() as (e: Json) => { uri: string };
     const rewrite = (uri: string) => handler({ request: { uri } }).uri;
@@ -121,7 +122,7 @@ describe('console site (prod: the distribution’s own domain)', () => {
   });
 
   it('sends the security headers, with a CSP that lets the console call the API and the issuer only', () => {
-    const policy = h.only('AWS::CloudFront::ResponseHeadersPolicy');
+    const policy = h.single('AWS::CloudFront::ResponseHeadersPolicy');
     const headers = policy.ResponseHeadersPolicyConfig.SecurityHeadersConfig;
     const directives = csp(policy);
 
@@ -146,7 +147,7 @@ describe('console site (prod: the distribution’s own domain)', () => {
   });
 
   it('lets exactly the console’s origin call the API, with the methods and headers it uses', () => {
-    const cors = h.only('AWS::ApiGatewayV2::Api').CorsConfiguration;
+    const cors = h.single('AWS::ApiGatewayV2::Api').CorsConfiguration;
     const site = s.stack.console;
     if (site === undefined) throw new Error('prod has a console');
 
@@ -249,7 +250,7 @@ describe('console site (a custom domain)', () => {
   }, 120_000);
 
   it('serves the domain with its certificate and TLS 1.2 at least', () => {
-    const config = h.only('AWS::CloudFront::Distribution').DistributionConfig;
+    const config = h.single('AWS::CloudFront::Distribution').DistributionConfig;
 
     expect(config.Aliases).toEqual(['console.example.com']);
     expect(config.ViewerCertificate).toEqual({
@@ -260,8 +261,8 @@ describe('console site (a custom domain)', () => {
   });
 
   it('names the API’s exact origin in connect-src, and the domain in CORS', () => {
-    const directives = csp(h.only('AWS::CloudFront::ResponseHeadersPolicy'));
-    const cors = h.only('AWS::ApiGatewayV2::Api').CorsConfiguration;
+    const directives = csp(h.single('AWS::CloudFront::ResponseHeadersPolicy'));
+    const cors = h.single('AWS::ApiGatewayV2::Api').CorsConfiguration;
 
     expect(directives.get('connect-src')).toEqual([
       "'self'",
@@ -293,7 +294,7 @@ describe('console site (dev: no console configured)', () => {
     expect(s.stack.console).toBeUndefined();
     expect(h.ofType('AWS::CloudFront::Distribution')).toEqual([]);
     expect(h.ofType('Custom::CDKBucketDeployment')).toEqual([]);
-    expect(h.only('AWS::ApiGatewayV2::Api').CorsConfiguration).toBeUndefined();
+    expect(h.single('AWS::ApiGatewayV2::Api').CorsConfiguration).toBeUndefined();
     expect(s.template.toJSON().Outputs.ConsoleUrl).toBeUndefined();
   }, 120_000);
 });
