@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Message } from '@aws-sdk/client-sqs';
-import type { Context, SQSEvent } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import {
   ECS_TASK_STATE_CHANGE,
   type EcsTaskStateChangeEvent,
@@ -50,25 +49,6 @@ export function apiEvent(
     ...(extra.body === undefined ? {} : { body: JSON.stringify(extra.body) }),
   };
 }
-
-export const sqsEvent = (messages: readonly Message[]): SQSEvent => ({
-  Records: messages.map((m) => ({
-    messageId: m.MessageId ?? '',
-    receiptHandle: m.ReceiptHandle ?? '',
-    body: m.Body ?? '',
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(Date.now()),
-      SenderId: 'bench',
-      ApproximateFirstReceiveTimestamp: String(Date.now()),
-    },
-    messageAttributes: {},
-    md5OfBody: m.MD5OfBody ?? '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:rw-dispatch',
-    awsRegion: 'us-east-1',
-  })),
-});
 
 export function ecsEvent(
   cluster: string,

@@ -12,7 +12,7 @@ import { DescribeTasksCommand, ECSClient } from '@aws-sdk/client-ecs';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CreateQueueCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { Context, SQSEvent } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { handler as getRun } from '../../functions/api/get-run.ts';
 import { handler as getRunLogs } from '../../functions/api/get-run-logs.ts';
@@ -27,6 +27,7 @@ import { SettingsInvalidError, UnauthorizedError } from '../../shared/domain/err
 import { apiGatewayAuthenticator } from '../../shared/http/api-gateway-auth.ts';
 import type { HttpEvent } from '../../shared/http/handler.ts';
 import { createRunTable, useMoto } from '../support/moto.ts';
+import { sqsEvent } from '../support/sqs-event.ts';
 import { setUpEcsRunner } from './ecs-moto.ts';
 
 /*
@@ -100,28 +101,6 @@ function apiEvent(
     isBase64Encoded: false,
     ...(options.pathParameters === undefined ? {} : { pathParameters: options.pathParameters }),
     ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
-  };
-}
-
-/** What Lambda's SQS event source hands the function for messages it received. */
-function sqsEvent(messages: readonly Message[], queueArn: string): SQSEvent {
-  return {
-    Records: messages.map((m) => ({
-      messageId: m.MessageId ?? '',
-      receiptHandle: m.ReceiptHandle ?? '',
-      body: m.Body ?? '',
-      attributes: {
-        ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? '1',
-        SentTimestamp: m.Attributes?.SentTimestamp ?? String(Date.now()),
-        SenderId: 'test',
-        ApproximateFirstReceiveTimestamp: String(Date.now()),
-      },
-      messageAttributes: {},
-      md5OfBody: m.MD5OfBody ?? '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: queueArn,
-      awsRegion: 'us-east-1',
-    })),
   };
 }
 
@@ -235,10 +214,7 @@ describe('Lambda handlers in AWS mode', () => {
     expect(body(read)).toMatchObject({ id: run.id, state: 'queued' });
 
     // Lambda's SQS event source delivers the message to the dispatcher.
-    const result = await dispatchRuns(
-      sqsEvent(dispatchMessages, 'arn:aws:sqs:us-east-1:123456789012:rw-dispatch'),
-      context,
-    );
+    const result = await dispatchRuns(sqsEvent(dispatchMessages), context);
     expect(result).toEqual({ batchItemFailures: [] });
 
     const launched = body(
@@ -263,10 +239,7 @@ describe('Lambda handlers in AWS mode', () => {
     );
     expect(messages).toHaveLength(1);
 
-    const result = await dispatchRuns(
-      sqsEvent(messages, 'arn:aws:sqs:us-east-1:123456789012:rw-dispatch'),
-      context,
-    );
+    const result = await dispatchRuns(sqsEvent(messages), context);
 
     expect(result).toEqual({ batchItemFailures: [] });
     return body(await getRun(apiEvent('GET /runs/{id}', `/runs/${id}`, { pathParameters: { id } }), context));

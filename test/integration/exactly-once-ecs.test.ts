@@ -4,7 +4,7 @@ import { DescribeTasksCommand, ECSClient, ListTasksCommand } from '@aws-sdk/clie
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CreateQueueCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { Context, SQSEvent } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeDispatchRuns, type SqsBatchHandler } from '../../functions/dispatcher/dispatch-runs.ts';
 import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
@@ -15,6 +15,7 @@ import { buildAwsDeps } from '../../shared/composition/aws.ts';
 import { decodeRunMessage } from '../../shared/domain/run-message.ts';
 import type { Launcher } from '../../shared/ports/launcher.ts';
 import { createRunTable, oneRequestAtATime, useMoto } from '../support/moto.ts';
+import { sqsEvent } from '../support/sqs-event.ts';
 import { vmTarget } from '../unit/app/harness.ts';
 import { setUpEcsRunner } from './ecs-moto.ts';
 
@@ -58,7 +59,6 @@ const RUNS = 200;
 const CONTAINERS = 4;
 const BATCH = 10;
 const CALLER = 'arn:aws:iam::123456789012:role/ci-deployer';
-const QUEUE_ARN = 'arn:aws:sqs:us-east-1:123456789012:rw-dispatch';
 
 const names = {
   table: `runs-${randomUUID().slice(0, 8)}`,
@@ -81,27 +81,6 @@ const context = (n: number) =>
     awsRequestId: `req-${n}`,
     getRemainingTimeInMillis: () => 30_000,
   }) as unknown as Context;
-
-function sqsEvent(messages: readonly Message[], receiveCount: number): SQSEvent {
-  return {
-    Records: messages.map((m) => ({
-      messageId: m.MessageId ?? '',
-      receiptHandle: m.ReceiptHandle ?? '',
-      body: m.Body ?? '',
-      attributes: {
-        ApproximateReceiveCount: String(receiveCount),
-        SentTimestamp: m.Attributes?.SentTimestamp ?? String(Date.now()),
-        SenderId: 'test',
-        ApproximateFirstReceiveTimestamp: String(Date.now()),
-      },
-      messageAttributes: {},
-      md5OfBody: m.MD5OfBody ?? '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: QUEUE_ARN,
-      awsRegion: 'us-east-1',
-    })),
-  };
-}
 
 /** Run `work` over `items` with at most `limit` in flight. */
 async function inParallel<T, R>(
@@ -290,7 +269,7 @@ describe('exactly once on ECS (moto)', () => {
     const deliver = async (batches: Message[][], receiveCount: number) =>
       inParallel(batches, CONTAINERS, async (batch, worker) => {
         const handler = containers[worker] as SqsBatchHandler;
-        const { batchItemFailures } = await handler(sqsEvent(batch, receiveCount), context(++invocation));
+        const { batchItemFailures } = await handler(sqsEvent(batch, { receiveCount }), context(++invocation));
         return batchItemFailures.map((f) => f.itemIdentifier);
       });
     const failedFirst = (await deliver(chunks(messages, BATCH), 1)).flat();

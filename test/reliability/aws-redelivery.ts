@@ -13,7 +13,7 @@ import {
   SendMessageBatchCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { Context, SQSEvent } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { makeDispatchRuns, type SqsBatchHandler } from '../../functions/dispatcher/dispatch-runs.ts';
 import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
 import { DynamoTargetStore } from '../../shared/adapters/dynamodb/target-store.ts';
@@ -26,6 +26,7 @@ import type { Launcher } from '../../shared/ports/launcher.ts';
 import type { RunStore } from '../../shared/ports/run-store.ts';
 import { setUpEcsRunner } from '../integration/ecs-moto.ts';
 import { createRunTable, type MotoServer, oneRequestAtATime } from '../support/moto.ts';
+import { sqsEvent } from '../support/sqs-event.ts';
 import { mulberry32 } from './random.ts';
 
 /*
@@ -97,28 +98,8 @@ interface Crash {
   readonly kind: 'throw' | 'exit';
 }
 
-const QUEUE_ARN = 'arn:aws:sqs:us-east-1:123456789012:rw-dispatch';
 const BATCH = 10;
 const CALLER = 'arn:aws:iam::123456789012:role/ci-deployer';
-
-const sqsEvent = (messages: readonly Message[]): SQSEvent => ({
-  Records: messages.map((m) => ({
-    messageId: m.MessageId ?? '',
-    receiptHandle: m.ReceiptHandle ?? '',
-    body: m.Body ?? '',
-    attributes: {
-      ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? '1',
-      SentTimestamp: m.Attributes?.SentTimestamp ?? String(Date.now()),
-      SenderId: 'test',
-      ApproximateFirstReceiveTimestamp: String(Date.now()),
-    },
-    messageAttributes: {},
-    md5OfBody: m.MD5OfBody ?? '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: QUEUE_ARN,
-    awsRegion: 'us-east-1',
-  })),
-});
 
 const context = (n: number) =>
   ({

@@ -6,8 +6,9 @@ import {
   ReceiveMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { ScheduledEvent, SQSEvent } from 'aws-lambda';
+import type { ScheduledEvent } from 'aws-lambda';
 import { API_HANDLERS, constructIdOf } from '../../../infra/handlers.ts';
+import { sqsEvent } from '../../support/sqs-event.ts';
 import { type AccountCredentials, awsConfig, REGION } from './aws-config.ts';
 import type { DeployedStack } from './deploy.ts';
 import { describeDenials, type IamDecisions } from './iam-decisions.ts';
@@ -217,7 +218,7 @@ export class StackHarness {
   ): Promise<{ messages: Message[]; failures: string[] }> {
     const messages = await this.receive(id, queueUrl);
     if (messages.length === 0) return { messages, failures: [] };
-    const response = (await this.invoke(id, sqsEvent(messages, queueArn), options)) as {
+    const response = (await this.invoke(id, sqsEvent(messages, { queueArn }), options)) as {
       batchItemFailures?: { itemIdentifier: string }[];
     };
     const failures = (response?.batchItemFailures ?? []).map((f) => f.itemIdentifier);
@@ -259,27 +260,4 @@ export class StackHarness {
     await Promise.all([...this.#containers.values()].map((c) => c.stop()));
     for (const client of this.#sqs.values()) client.destroy();
   }
-}
-
-/** What Lambda's SQS event source hands the function. */
-function sqsEvent(messages: readonly Message[], queueArn: string): SQSEvent {
-  return {
-    Records: messages.map((m) => ({
-      messageId: m.MessageId ?? '',
-      receiptHandle: m.ReceiptHandle ?? '',
-      body: m.Body ?? '',
-      attributes: {
-        ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? '1',
-        SentTimestamp: m.Attributes?.SentTimestamp ?? String(Date.now()),
-        SenderId: m.Attributes?.SenderId ?? '',
-        ApproximateFirstReceiveTimestamp:
-          m.Attributes?.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
-      },
-      messageAttributes: {},
-      md5OfBody: m.MD5OfBody ?? '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: queueArn,
-      awsRegion: REGION,
-    })),
-  };
 }
