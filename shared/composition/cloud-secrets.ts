@@ -1,21 +1,14 @@
 import type { TokenCredential } from '@azure/identity';
 import type { CloudSecretSources } from '../app/connection-material.ts';
 import type { Settings } from '../config/settings.ts';
+import { onFirstUse } from '../lib/on-first-use.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
 import { withCloudSdk } from './launchers.ts';
 
 /** A SecretSource whose SDK is imported on the first read (and again after a failed import). */
 function lazy(make: () => Promise<SecretSource>): SecretSource {
-  let made: Promise<SecretSource> | undefined;
-  return {
-    get: async (name) => {
-      made ??= make().catch((error: unknown) => {
-        made = undefined;
-        throw error;
-      });
-      return (await made).get(name);
-    },
-  };
+  const source = onFirstUse(make);
+  return { get: async (name) => (await source()).get(name) };
 }
 
 /**

@@ -3,6 +3,7 @@ import { DiscoveryCache } from '../app/discovery.ts';
 import { DEFAULT_DISCOVERY_REFRESH_SECONDS } from '../config/settings/discovery.ts';
 import type { Settings } from '../config/settings.ts';
 import type { HostingCloud } from '../domain/target.ts';
+import { onFirstUse } from '../lib/on-first-use.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { VmDiscovery } from '../ports/vm-discovery.ts';
@@ -18,17 +19,8 @@ export interface BuiltDiscovery {
  * starts without loading the Azure and Google clients it may never use.
  */
 function lazy(cloud: HostingCloud, make: () => Promise<VmDiscovery>): VmDiscovery {
-  let made: Promise<VmDiscovery> | undefined;
-  return {
-    cloud,
-    discover: async () => {
-      made ??= make().catch((error: unknown) => {
-        made = undefined;
-        throw error;
-      });
-      return (await made).discover();
-    },
-  };
+  const discovery = onFirstUse(make);
+  return { cloud, discover: async () => (await discovery()).discover() };
 }
 
 /**

@@ -14,6 +14,7 @@ import { SecretsManagerRunSecrets } from '../adapters/secrets-manager/run-secret
 import type { Settings } from '../config/settings.ts';
 import { LauncherUnavailableError, LaunchRejectedError, RunnerNotConfiguredError } from '../domain/errors.ts';
 import type { Run, Runner } from '../domain/run.ts';
+import { onFirstUse } from '../lib/on-first-use.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { ClusterAuth } from '../ports/cluster-auth.ts';
@@ -22,7 +23,7 @@ import type { LogReader, LogStore } from '../ports/log-store.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
-import { lazyLauncher, onFirstUse } from './lazy-launcher.ts';
+import { lazyLauncher } from './lazy-launcher.ts';
 
 /** How a mode runs ECS tasks: the task definitions per runner image and their runner container. */
 export interface EcsRunnerConfig {

@@ -1,4 +1,5 @@
 import type { Runner } from '../domain/run.ts';
+import { onFirstUse } from '../lib/on-first-use.ts';
 import type { Launcher } from '../ports/launcher.ts';
 
 /**
@@ -21,24 +22,5 @@ export function lazyLauncher(backend: Runner, load: () => Promise<Launcher>): La
     logs: async (handle, run, cursor, limit) => (await get()).logs(handle, run, cursor, limit),
     cancel: async (handle, run, graceSeconds) => (await get()).cancel(handle, run, graceSeconds),
     cleanup: async (handle, run) => (await get()).cleanup(handle, run),
-  };
-}
-
-/**
- * `load`, called once, on the first call of the function returned; a failed
- * load is not kept, so the next call tries again.
- *
- * @example
- * const client = onFirstUse(async () => new (await import('@google-cloud/run')).JobsClient());
- * await (await client()).getJob({ name });
- */
-export function onFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
-  let loaded: Promise<T> | undefined;
-  return () => {
-    loaded ??= load().catch((error: unknown) => {
-      loaded = undefined;
-      throw error;
-    });
-    return loaded;
   };
 }

@@ -5,6 +5,7 @@ import type { AssetStorage } from '../app/asset-access.ts';
 import type { Settings } from '../config/settings.ts';
 import { noActiveStorageBackend, type StorageBackend } from '../domain/asset-access.ts';
 import { NoActiveStorageError, SettingsInvalidError } from '../domain/errors.ts';
+import { onFirstUse } from '../lib/on-first-use.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
 
@@ -23,14 +24,7 @@ export function noStorage(backend: StorageBackend, why: string): AssetStore {
  * A failed build is retried on the next call.
  */
 function lazyStore(backend: StorageBackend, load: () => Promise<AssetStore>): AssetStore {
-  let store: Promise<AssetStore> | undefined;
-  const get = () => {
-    store ??= load().catch((error: unknown) => {
-      store = undefined;
-      throw error;
-    });
-    return store;
-  };
+  const get = onFirstUse(load);
   return {
     backend,
     locate: async (path) => (await get()).locate(path),
