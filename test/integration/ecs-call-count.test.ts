@@ -107,6 +107,6 @@ describe('AWS calls per ECS VM run with an SSH key (moto)', () => {
       for (const t of tasks ?? []) definitions.add(t.taskDefinitionArn ?? '');
     }
     expect([...definitions]).toHaveLength(1);
-    expect([...definitions][0]).toMatch(new RegExp(`:task-definition/${rig.names.family}-s[0-9a-f]{16}:1$`));
+    expect([...definitions][0]).toMatch(/:task-definition\/remote-worker-run-shared-[0-9a-f]{16}:1$/);
   }, 120_000);
 });

@@ -348,7 +348,7 @@ describe('EcsLauncher on moto', () => {
     // The capture sees the wire: the override is there, the value is not.
     expect(requests.find((r) => r.command === 'RunTaskCommand')?.body).toContain('RW_TASK');
     const runTask = requests.find((r) => r.command === 'RunTaskCommand')?.input as RunTaskCommandInput;
-    expect(runTask.taskDefinition).toMatch(new RegExp(`:task-definition/${FAMILY}-s[0-9a-f]{16}:1$`));
+    expect(runTask.taskDefinition).toMatch(/:task-definition\/remote-worker-run-shared-[0-9a-f]{16}:1$/);
     const spec = JSON.parse(runTask.overrides?.containerOverrides?.[0]?.environment?.[0]?.value ?? '{}');
     expect(spec.secretVars).toEqual([{ var: 'db_password', env: 'RW_SECRET_0' }]);
 

@@ -92,7 +92,11 @@ export class EcsLauncher implements Launcher {
       containerName: options.containerName,
       familyPrefix: options.perRunFamilyPrefix,
     });
-    this.#shared = new SharedSecretDefinitions({ ecs: options.ecs, containerName: options.containerName });
+    this.#shared = new SharedSecretDefinitions({
+      ecs: options.ecs,
+      containerName: options.containerName,
+      familyPrefix: options.perRunFamilyPrefix,
+    });
   }
 
   async launch({ run, image, redelivery, known }: LaunchRequest): Promise<string> {

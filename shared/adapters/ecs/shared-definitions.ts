@@ -11,6 +11,8 @@ import { ecsError } from './errors.ts';
 
 /** Task definition family: up to 255 letters, digits, `-` and `_`. */
 const FAMILY_MAX = 255;
+/** The per-run family prefix's default (EcsLauncherOptions.perRunFamilyPrefix). */
+const DEFAULT_FAMILY_PREFIX = 'remote-worker-run-';
 /** Hex digits of the content hash in a shared revision's family name. */
 const HASH_CHARS = 16;
 
@@ -88,7 +90,8 @@ export async function describeBase(ecs: ECSClient, name: string): Promise<TaskDe
  * Task definitions that carry stored secrets — the deployment's SSH key, the
  * Portainer token, a named secret a run binds — shared by every run with the
  * same secret references: one revision per content hash of (base task
- * definition, secret references), family `<base family>-s<hash>`, registered
+ * definition, secret references), family `<prefix>shared-<hash>` (the per-run
+ * prefix, so the IAM grants for per-run families cover it), registered
  * once and then reused by every run and every container. Per container the
  * ARN is kept in memory, so a run with a known set of references costs no
  * ECS call at all; the first use in a container costs one
@@ -108,16 +111,23 @@ export async function describeBase(ecs: ECSClient, name: string): Promise<TaskDe
 export class SharedSecretDefinitions {
   readonly #ecs: ECSClient;
   readonly #containerName: string;
+  readonly #familyPrefix: string;
   readonly #revisions = new Map<string, Promise<string>>();
 
-  constructor(options: { readonly ecs: ECSClient; readonly containerName: string }) {
+  constructor(options: {
+    readonly ecs: ECSClient;
+    readonly containerName: string;
+    /** The per-run family prefix (default `remote-worker-run-`). */
+    readonly familyPrefix?: string | undefined;
+  }) {
     this.#ecs = options.ecs;
     this.#containerName = options.containerName;
+    this.#familyPrefix = options.familyPrefix ?? DEFAULT_FAMILY_PREFIX;
   }
 
   /** The shared revision of `baseName` with `secrets` added; found or registered once per container. */
   revisionFor(baseName: string, secrets: readonly Secret[]): Promise<string> {
-    const family = sharedFamily(baseName, this.#containerName, secrets);
+    const family = sharedFamily(this.#familyPrefix, baseName, this.#containerName, secrets);
     let revision = this.#revisions.get(family);
     if (revision === undefined) {
       revision = this.#findOrRegister(baseName, family, secrets);
@@ -160,19 +170,23 @@ export class SharedSecretDefinitions {
 }
 
 /**
- * `<base family>-s<hash>`: the hash covers the base name, the container and
- * the secret references in a canonical order, so the same content always
- * names the same family and different content never shares one.
+ * `<prefix>shared-<hash>`: the hash covers the base task definition, the
+ * container and the secret references in a canonical order, so the same
+ * content always names the same family and different content never shares
+ * one. A run id (a ULID) never reads `shared-…`, so no run's own family
+ * (`<prefix><runId>`) is ever one of these.
  */
-export function sharedFamily(baseName: string, containerName: string, secrets: readonly Secret[]): string {
+export function sharedFamily(
+  prefix: string,
+  baseName: string,
+  containerName: string,
+  secrets: readonly Secret[],
+): string {
   const canonical = JSON.stringify([
     baseName,
     containerName,
     [...secrets].map((s) => [s.name, s.valueFrom]).sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
   ]);
   const hash = createHash('sha256').update(canonical).digest('hex').slice(0, HASH_CHARS);
-  // `family`, `family:3` or an ARN …:task-definition/family:3 → family.
-  const baseFamily = (baseName.split('/').at(-1) ?? baseName).split(':')[0] ?? baseName;
-  const suffix = `-s${hash}`;
-  return `${baseFamily.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, FAMILY_MAX - suffix.length)}${suffix}`;
+  return `${prefix}shared-${hash}`.slice(0, FAMILY_MAX);
 }
