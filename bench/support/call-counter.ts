@@ -1,12 +1,19 @@
 /** The SDK's middleware signature, as much of it as counting needs. */
 type CountingMiddleware = (
   next: (args: unknown) => Promise<unknown>,
-  context: { commandName?: string },
+  context: { commandName?: string; [SENT]?: boolean },
 ) => (args: unknown) => Promise<unknown>;
+
+/** Set on a call's middleware context once a request of it reached the wire. */
+const SENT = Symbol('benchCallSent');
 
 /**
  * Counts AWS API calls as `service.Operation` on every client it is given: an
- * `initialize`-step middleware, one count per `client.send` before retries.
+ * `initialize`-step middleware, one count per `client.send` before retries,
+ * and only for a call that sent a request — a presigned URL runs the same
+ * stack but stops before the wire (its intercept sits before signing), so it
+ * is no call. A `deserialize`-step middleware, which only a request on its
+ * way out reaches, marks the call as sent.
  *
  * @example
  * const counter = new CallCounter();
@@ -20,12 +27,24 @@ export class CallCounter {
     // Every client's stack takes an initialize-step middleware; their generic types differ per client.
     const stack = client.middlewareStack as { add(middleware: CountingMiddleware, options: object): void };
     stack.add(
-      (next: (args: unknown) => Promise<unknown>, context: { commandName?: string }) => (args: unknown) => {
-        const op = `${service}.${(context.commandName ?? '?').replace(/Command$/, '')}`;
-        this.#counts.set(op, (this.#counts.get(op) ?? 0) + 1);
-        return next(args);
+      (next, context) => async (args: unknown) => {
+        try {
+          return await next(args);
+        } finally {
+          if (context[SENT] === true) {
+            const op = `${service}.${(context.commandName ?? '?').replace(/Command$/, '')}`;
+            this.#counts.set(op, (this.#counts.get(op) ?? 0) + 1);
+          }
+        }
       },
       { step: 'initialize', name: 'benchCountCalls' },
+    );
+    stack.add(
+      (next, context) => (args: unknown) => {
+        context[SENT] = true;
+        return next(args);
+      },
+      { step: 'deserialize', name: 'benchMarkSent' },
     );
     return client;
   }

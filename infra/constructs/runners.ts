@@ -178,7 +178,11 @@ export class Runners extends Construct {
       repositories.size > 0 || RUNNER_IMAGE_SETTINGS.some((s) => props.builtImages?.[s] !== undefined);
   }
 
-  /** Families of the per-run task definitions (runs with secret bindings), any revision. */
+  /**
+   * Families the ECS launcher registers, any revision: a run's own (`<prefix><runId>`, runs with
+   * secrets minted or submitted for them) and the shared ones carrying stored secret references
+   * such as the SSH key (`<prefix>shared-<hash>`, one per content, registered once and reused).
+   */
   perRunDefinitionArns(): string {
     return Stack.of(this).formatArn({
       service: 'ecs',

@@ -17,45 +17,47 @@ export const ACCOUNT_WAIT_SECONDS = 5;
 
 /**
  * Take one run from `queued` to `launched`, safely under redelivery:
- * claim with a conditional write, re-check cancel and the runner plan,
- * record the launch intent, then launch with the backend's idempotency
- * (the launcher adopts what an earlier attempt created). Retryable backend
- * errors are thrown so the message comes back; permanent ones settle the run.
+ * claim with one conditional write that returns the run and records the
+ * launch intent (RunStore.claimRun: no read before it), re-check cancel and
+ * the runner plan, then launch with the backend's idempotency (on a
+ * redelivery the launcher adopts what an earlier attempt created). Retryable
+ * backend errors are thrown so the message comes back; permanent ones settle
+ * the run.
  */
 export async function dispatchRun(deps: AppDeps, runId: string, owner: string): Promise<DispatchOutcome> {
   const now = () => deps.clock.now();
   const log = deps.logger;
-  const existing = await deps.store.getRun(runId);
-  if (existing === undefined) {
+  const claim = await deps.store.claimRun(runId, { owner, at: now() });
+  if (claim === undefined) {
     log.warn('dispatch: no such run; dropping the message', { runId });
     return 'skipped';
   }
-  if (existing.state !== 'queued' && existing.state !== 'dispatching') {
-    return 'skipped'; // already launched or finished: a duplicate delivery
+  let run = claim.run;
+  // A run still `dispatching` is a redelivery after a crash or a retryable failure: take it
+  // over but keep the attempt, so the launch key stays the same.
+  const redelivery = !claim.claimed;
+  if (redelivery) {
+    if (run.state !== 'dispatching') return 'skipped'; // already launched or finished: a duplicate delivery
+    run = await settleRun(
+      deps.store,
+      runId,
+      (r) => (r.state === 'dispatching' ? amend(r, now(), { owner }) : r),
+      run,
+    );
+    if (run.state !== 'dispatching' || run.owner !== owner) return 'skipped';
   }
 
-  const selected = existing.targetId === undefined ? undefined : await lookupTarget(deps, existing.targetId);
-  const account = managedAccountOf(existing, selected);
-  if (account !== undefined && !(await holdAccount(deps, existing, account))) return 'deferred';
-
-  // Claim. A run still `dispatching` is a redelivery after a crash or a retryable
-  // failure: take it over but keep the attempt, so the launch key stays the same.
-  const held = account === undefined ? {} : { heldAccount: account };
-  let run = await settleRun(
-    deps.store,
-    runId,
-    (r) => {
-      if (r.state === 'queued')
-        return transition(r, 'dispatching', now(), { patch: { owner, attempt: r.attempt + 1, ...held } });
-      if (r.state === 'dispatching') return amend(r, now(), { owner, ...held });
-      return r;
-    },
-    existing,
-  );
-  if (run.state !== 'dispatching' || run.owner !== owner) {
-    // Held for a run that ended meanwhile (a cancel): give the account back now rather than at takeover.
-    if (account !== undefined && isTerminal(run.state)) await deps.store.releaseAccount(account, runId);
-    return 'skipped';
+  const selected = run.targetId === undefined ? undefined : await lookupTarget(deps, run.targetId);
+  const account = managedAccountOf(run, selected);
+  if (account !== undefined) {
+    const held = await holdAccount(deps, run, account);
+    if (held === undefined) return 'deferred';
+    run = held;
+    if (run.state !== 'dispatching' || run.owner !== owner) {
+      // Held for a run that ended meanwhile (a cancel): give the account back now rather than at takeover.
+      if (isTerminal(run.state)) await deps.store.releaseAccount(account, runId);
+      return 'skipped';
+    }
   }
 
   if (run.cancelRequested) {
@@ -78,7 +80,8 @@ export async function dispatchRun(deps: AppDeps, runId: string, owner: string): 
   const launcher = deps.launchers[plan.runner];
   if (launcher === undefined) throw new Error(`planRun returned ${plan.runner} without a launcher`);
 
-  if (run.launch?.backend !== plan.runner) {
+  if (run.launch?.backend !== plan.runner || run.runner !== plan.runner || run.image !== plan.image) {
+    // The claim recorded the runner chosen at submit; the settings now choose another.
     run = await settleRun(
       deps.store,
       runId,
@@ -97,7 +100,12 @@ export async function dispatchRun(deps: AppDeps, runId: string, owner: string): 
 
   let handle: string;
   try {
-    handle = await launcher.launch({ run, image: plan.image });
+    handle = await launcher.launch({
+      run,
+      image: plan.image,
+      redelivery,
+      known: { target },
+    });
   } catch (error) {
     if (error instanceof DomainError && !error.retryable) {
       await endRun(deps, runId, (r) =>
@@ -140,14 +148,16 @@ export async function dispatchRun(deps: AppDeps, runId: string, owner: string): 
 }
 
 /**
- * Take the run's managed account, or leave the run queued for later: true
- * when the run holds the account. A holder that has ended (or no longer
+ * Take the run's managed account, or put the claimed run back in the queue
+ * for later: answers the run (with `heldAccount` recorded) when it holds the
+ * account, undefined when it waits. A holder that has ended (or no longer
  * exists) is taken over — its release was lost to a crash. Otherwise the
- * run is touched (so the reconciler does not enqueue a second copy) and
+ * claim is undone (the run is `queued` again, as before the claim, but
+ * touched so the reconciler does not enqueue a second copy) and the run is
  * offered again after ACCOUNT_WAIT_SECONDS with a message of its own, which
  * never counts towards the dead-letter limit.
  */
-async function holdAccount(deps: AppDeps, run: Run, account: string): Promise<boolean> {
+async function holdAccount(deps: AppDeps, run: Run, account: string): Promise<Run | undefined> {
   let holder = await deps.store.holdAccount(account, run.id);
   if (holder !== run.id) {
     const other = await deps.store.getRun(holder);
@@ -155,15 +165,45 @@ async function holdAccount(deps: AppDeps, run: Run, account: string): Promise<bo
       holder = await deps.store.holdAccount(account, run.id, { replacing: holder });
     }
   }
-  if (holder === run.id) return true;
-  const touched = await settleRun(deps.store, run.id, (r) =>
-    r.state === 'queued' ? amend(r, deps.clock.now(), {}) : r,
+  const at = deps.clock.now();
+  if (holder === run.id) {
+    if (run.heldAccount === account) return run;
+    return settleRun(
+      deps.store,
+      run.id,
+      (r) => (r.state === 'dispatching' ? amend(r, at, { heldAccount: account }) : r),
+      run,
+    );
+  }
+  const waiting = await settleRun(
+    deps.store,
+    run.id,
+    (r) => (r.state === 'dispatching' && r.owner === run.owner ? unclaimed(r, at) : r),
+    run,
   );
-  if (touched.state === 'queued') {
+  if (waiting.state === 'queued') {
     await deps.dispatchQueue.send(encodeRunMessage(run.id), { delaySeconds: ACCOUNT_WAIT_SECONDS });
   }
   deps.logger.info('dispatch: managed account in use; the run waits', { runId: run.id, account, holder });
-  return false;
+  return undefined;
+}
+
+/**
+ * The claim undone: queued again on the attempt it had, without the claim's
+ * history entry, owner or launch intent, so a run waiting for an account does
+ * not grow its record every ACCOUNT_WAIT_SECONDS.
+ */
+function unclaimed(run: Run, at: string): Run {
+  const { owner: _owner, launch: _launch, ...rest } = run;
+  const last = run.history.at(-1);
+  return {
+    ...rest,
+    state: 'queued',
+    attempt: Math.max(0, run.attempt - 1),
+    history: last?.state === 'dispatching' ? run.history.slice(0, -1) : run.history,
+    version: run.version + 1,
+    updatedAt: at,
+  };
 }
 
 async function refuse(deps: AppDeps, run: Run, reason: string): Promise<void> {

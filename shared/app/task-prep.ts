@@ -5,7 +5,7 @@ import { assetTypeOf } from '../domain/task.ts';
 import { checkTaskSpec, type TaskSpec } from '../domain/task-spec.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
 import { type Clock, systemClock } from '../ports/clock.ts';
-import type { PreparedTask } from '../ports/launcher.ts';
+import type { PreparedTask, PrepareOptions } from '../ports/launcher.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
 import type { TargetStore } from '../ports/target-store.ts';
@@ -36,10 +36,15 @@ export async function prepareTask(
     readonly clock?: Clock;
   },
   run: Run,
-  /** `resolveSecrets: false` for backends that fetch secrets themselves (ECS task-definition `secrets`). */
-  options: { readonly resolveSecrets?: boolean } = {},
+  /** `resolveSecrets: false` for backends that fetch secrets themselves; `known`: what dispatch already read. */
+  options: PrepareOptions = {},
 ): Promise<PreparedTask> {
-  const target = run.targetId === undefined ? undefined : await lookupTarget(deps, run.targetId);
+  const target =
+    run.targetId === undefined
+      ? undefined
+      : options.known !== undefined
+        ? options.known.target
+        : await lookupTarget(deps, run.targetId);
   if (run.targetId !== undefined && target === undefined) {
     throw new LaunchRejectedError(`Target ${run.targetId} no longer exists`);
   }

@@ -18,7 +18,7 @@ import { onFirstUse } from '../lib/on-first-use.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { ClusterAuth } from '../ports/cluster-auth.ts';
-import type { Launcher, Launchers, PreparedTask } from '../ports/launcher.ts';
+import type { Launcher, Launchers, PreparedTask, PrepareOptions } from '../ports/launcher.ts';
 import type { LogReader, LogStore } from '../ports/log-store.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { RunStore } from '../ports/run-store.ts';
@@ -57,7 +57,7 @@ export interface LauncherContext {
   /** Secret values, for backends that take values (ACI, Kubernetes) and for connection material. */
   readonly secrets: SecretSource;
   /** `prepareTask` over this deployment's stores, secrets, token preparation and checkouts. */
-  readonly prepare: (run: Run, options?: { readonly resolveSecrets?: boolean }) => Promise<PreparedTask>;
+  readonly prepare: (run: Run, options?: PrepareOptions) => Promise<PreparedTask>;
   /**
    * Run output the control plane keeps itself (LOGS_TABLE, default RUNS_TABLE): what the relay
    * writes, and what ACI and Kubernetes runs leave before their objects are deleted.
@@ -110,7 +110,8 @@ export const cloudLauncherFactories = {
         network,
         // ECS fetches stored secrets itself, with the task's execution role: the dispatcher only describes them.
         // Reading stays possible for material minted here (an EKS kubeconfig needs the stored one first).
-        prepare: (run) => prepare(run, { resolveSecrets: false }),
+        prepare: (run, known) =>
+          prepare(run, { resolveSecrets: false, ...(known === undefined ? {} : { known }) }),
         secretArn: describeSecretArn(clients.secretsManager()),
         ...(ecs.runSecretsPrefix === undefined
           ? {}

@@ -1,4 +1,5 @@
 import type { Run, Runner } from '../domain/run.ts';
+import type { Target } from '../domain/target.ts';
 import type { TaskSpec } from '../domain/task.ts';
 import type { LogPage } from './log-store.ts';
 
@@ -14,6 +15,28 @@ import type { LogPage } from './log-store.ts';
 export interface LaunchRequest {
   readonly run: Run;
   readonly image: string;
+  /**
+   * The run was already `dispatching` when this delivery claimed it (an earlier
+   * attempt may have started a task): look for that task before starting one.
+   * False or absent on a first delivery, where there is nothing to adopt.
+   * Absent means "unknown": a launcher then looks, to be safe.
+   */
+  readonly redelivery?: boolean;
+  /** What dispatch already read for this run, so task preparation does not read it again. */
+  readonly known?: KnownForLaunch;
+}
+
+/** Reads dispatch made that task preparation would otherwise repeat. */
+export interface KnownForLaunch {
+  /** The run's target as dispatch read it (undefined: the run has none). */
+  readonly target: Target | undefined;
+}
+
+/** How a launcher asks task preparation for a run (shared/app/task-prep.ts `prepareTask`). */
+export interface PrepareOptions {
+  /** `false` for backends that fetch secrets themselves (ECS task-definition `secrets`). */
+  readonly resolveSecrets?: boolean;
+  readonly known?: KnownForLaunch;
 }
 
 /** What a launcher names a run's backend resources by: the run and its attempt (each attempt is a new task). */

@@ -1,5 +1,5 @@
 import { encodeIdCursor } from '../domain/cursor.ts';
-import type { Run, RunState } from '../domain/run.ts';
+import { type Run, type RunState, transition } from '../domain/run.ts';
 
 export interface RunQuery {
   readonly batchId?: string;
@@ -71,4 +71,39 @@ export interface RunStore {
   holdAccount(account: string, runId: string, options?: { readonly replacing?: string }): Promise<string>;
   /** Let the account go if `runId` holds it; idempotent. */
   releaseAccount(account: string, runId: string): Promise<void>;
+
+  /**
+   * Claim a `queued` run for dispatch in ONE conditional write, with no read
+   * before it: the run becomes `dispatching` with `owner`, the next attempt
+   * and the launch intent (its `runner`, intent at `claim.at`), exactly as
+   * {@link claimedRun} describes. Answers the run after the write and
+   * `claimed: true`; for a run that is not queued (dispatching — a
+   * redelivery —, launched, ended) the run as stored and `claimed: false`;
+   * undefined when there is no such run.
+   */
+  claimRun(
+    id: string,
+    claim: RunClaim,
+  ): Promise<{ readonly run: Run; readonly claimed: boolean } | undefined>;
+}
+
+/** Who claims a run for dispatch, and when. */
+export interface RunClaim {
+  readonly owner: string;
+  readonly at: string;
+}
+
+/**
+ * The run a claim makes of a queued run: `dispatching`, owned by
+ * `claim.owner`, on the next attempt, with the launch intent for the runner
+ * chosen at submit. Every store's `claimRun` writes exactly this.
+ *
+ * @example
+ * claimedRun(queuedRun, { owner: 'dispatcher:1', at }); // { state: 'dispatching', attempt: 1, launch: { backend: 'ecs', intentAt: at }, … }
+ */
+export function claimedRun(run: Run, claim: RunClaim): Run {
+  const next = transition(run, 'dispatching', claim.at, {
+    patch: { owner: claim.owner, attempt: run.attempt + 1 },
+  });
+  return run.runner === undefined ? next : { ...next, launch: { backend: run.runner, intentAt: claim.at } };
 }

@@ -10,6 +10,7 @@ import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
 import { DynamoTargetStore } from '../../shared/adapters/dynamodb/target-store.ts';
 import { SqsWorkQueue } from '../../shared/adapters/sqs/work-queue.ts';
 import { createRunTable, oneRequestAtATime, useMoto } from '../support/moto.ts';
+import { runClaimContract } from './run-claim.contract.ts';
 import { runStoreContract } from './run-store.contract.ts';
 import { targetStoreContract } from './target-store.contract.ts';
 import { workQueueContract } from './work-queue.contract.ts';
@@ -44,7 +45,7 @@ import { workQueueContract } from './work-queue.contract.ts';
 
 const moto = useMoto();
 
-runStoreContract('dynamodb (moto)', async () => {
+const dynamoRunStore = async () => {
   const client = oneRequestAtATime(new DynamoDBClient(moto().clientConfig()));
   const tableName = `runs-${randomUUID()}`;
   await createRunTable(client, tableName);
@@ -55,7 +56,9 @@ runStoreContract('dynamodb (moto)', async () => {
       client.destroy();
     },
   };
-});
+};
+runStoreContract('dynamodb (moto)', dynamoRunStore);
+runClaimContract('dynamodb (moto)', dynamoRunStore);
 
 targetStoreContract('dynamodb (moto)', async () => {
   const client = oneRequestAtATime(new DynamoDBClient(moto().clientConfig()));

@@ -15,6 +15,7 @@ import { newRun, type Run, transition } from '../../shared/domain/run.ts';
 import type { Clock } from '../../shared/ports/clock.ts';
 import { LOG_PAGE_MAX_LINES } from '../../shared/ports/log-store.ts';
 import { logStoreContract } from './log-store.contract.ts';
+import { runClaimContract } from './run-claim.contract.ts';
 import { runStoreContract } from './run-store.contract.ts';
 import { targetStoreContract } from './target-store.contract.ts';
 import { workQueueContract } from './work-queue.contract.ts';
@@ -39,6 +40,10 @@ for (const [kind, open] of [
   ['memory', memoryDb],
 ] as const) {
   runStoreContract(`sqlite (${kind})`, async () => {
+    const db = open();
+    return { store: new SqliteRunStore({ db }), cleanup: async () => void db.close() };
+  });
+  runClaimContract(`sqlite (${kind})`, async () => {
     const db = open();
     return { store: new SqliteRunStore({ db }), cleanup: async () => void db.close() };
   });

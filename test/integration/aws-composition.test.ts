@@ -278,8 +278,11 @@ describe('Lambda handlers in AWS mode', () => {
     expect(tasks[0]).toMatchObject({
       startedBy: `rw/${run.id}/1`,
       group: `rw:${run.id}:1`,
-      // Its own revision: the shared definition plus the SSH key as a secret reference.
-      taskDefinitionArn: expect.stringContaining(`:task-definition/remote-worker-test-run-${run.id}:`),
+      // The shared revision that adds the deployment's SSH key as a secret reference, reused by
+      // every run with the same references (was: a revision of its own per run, before issue 16).
+      taskDefinitionArn: expect.stringMatching(
+        /:task-definition\/remote-worker-test-run-shared-[0-9a-f]{16}:\d+$/,
+      ),
     });
     const overrides = tasks[0]?.overrides?.containerOverrides ?? [];
     expect(overrides.map((o) => o.name)).toEqual(['runner']);

@@ -331,12 +331,14 @@ describe('EcsLauncher on moto', () => {
     expect(result.output).not.toContain(url.searchParams.get('X-Amz-Signature'));
   });
 
-  it('passes secrets only as references in a per-run task definition, never as a value, and deregisters it on cleanup', async () => {
+  it('passes stored secrets only as references in a shared revision per content hash, registered once, never as a value', async () => {
+    // Was: a per-run task definition for every run with a secret. Stored secrets now share one
+    // revision per (task definition, references); only a run's own secrets get a revision of their own.
     const run = dispatchingRun({ secrets: [{ var: 'db_password', secret: 'db-admin' }] });
     const ecsLauncher = launcher();
     const from = sent.length;
 
-    const handle = await ecsLauncher.launch({ run, image: IMAGE });
+    const handle = await ecsLauncher.launch({ run, image: IMAGE, redelivery: false });
 
     const requests = sent.slice(from);
     for (const r of requests) {
@@ -346,8 +348,7 @@ describe('EcsLauncher on moto', () => {
     // The capture sees the wire: the override is there, the value is not.
     expect(requests.find((r) => r.command === 'RunTaskCommand')?.body).toContain('RW_TASK');
     const runTask = requests.find((r) => r.command === 'RunTaskCommand')?.input as RunTaskCommandInput;
-    const family = `remote-worker-run-${run.id}`;
-    expect(runTask.taskDefinition).toMatch(new RegExp(`:task-definition/${family}:1$`));
+    expect(runTask.taskDefinition).toMatch(/:task-definition\/remote-worker-run-shared-[0-9a-f]{16}:1$/);
     const spec = JSON.parse(runTask.overrides?.containerOverrides?.[0]?.environment?.[0]?.value ?? '{}');
     expect(spec.secretVars).toEqual([{ var: 'db_password', env: 'RW_SECRET_0' }]);
 
@@ -368,8 +369,42 @@ describe('EcsLauncher on moto', () => {
       networkMode: 'awsvpc',
     });
 
+    // The next run with the same references, in this container and in a fresh one (a cold start),
+    // reuses the revision: nothing is registered again, and a first delivery lists no tasks.
+    const next = dispatchingRun({ secrets: [{ var: 'db_password', secret: 'db-admin' }] });
+    const later = sent.length;
+    await ecsLauncher.launch({ run: next, image: IMAGE, redelivery: false });
+    const coldStart = dispatchingRun({ secrets: [{ var: 'db_password', secret: 'db-admin' }] });
+    await launcher().launch({ run: coldStart, image: IMAGE, redelivery: false });
+    const commands = sent.slice(later).map((r) => r.command);
+    expect(commands.filter((c) => c === 'RegisterTaskDefinitionCommand')).toEqual([]);
+    expect(commands.filter((c) => c === 'ListTasksCommand')).toEqual([]);
+    expect(
+      runTaskInputs()
+        .slice(-2)
+        .map((r) => r.taskDefinition),
+    ).toEqual([runTask.taskDefinition, runTask.taskDefinition]);
+
+    // Cleanup leaves the shared revision for the next run.
+    await ecsLauncher.cleanup(handle, run);
+    const { taskDefinition: still } = await ecs.send(
+      new DescribeTaskDefinitionCommand({ taskDefinition: runTask.taskDefinition }),
+    );
+    expect(still?.status).toBe('ACTIVE');
+  });
+
+  it('gives a run with submitted passwords a task definition of its own and deregisters it on cleanup', async () => {
+    const run: Run = {
+      ...dispatchingRun({ secrets: [{ var: 'db_password', secret: 'db-admin' }] }),
+      ephemeralSecrets: ['db_password'],
+    };
+    const ecsLauncher = launcher();
+
+    const handle = await ecsLauncher.launch({ run, image: IMAGE, redelivery: false });
+    const family = `remote-worker-run-${run.id}`;
+    expect((await describe1(handle))?.taskDefinitionArn).toMatch(new RegExp(`:task-definition/${family}:1$`));
     // A redelivery reuses the run's revision instead of registering another.
-    expect(await ecsLauncher.launch({ run, image: IMAGE })).toBe(handle);
+    expect(await ecsLauncher.launch({ run, image: IMAGE, redelivery: true })).toBe(handle);
     await ecsLauncher.cleanup(handle, run);
 
     const { taskDefinitionArns } = await ecs.send(
@@ -550,7 +585,11 @@ describe('EcsLauncher on moto', () => {
       },
       { step: 'initialize', name: 'refuseRunTask' },
     );
-    const run = dispatchingRun({ secrets: [{ var: 'db_password', secret: 'db-admin' }] });
+    // A run with its own secrets (a submitted password): only those have a revision to remove.
+    const run: Run = {
+      ...dispatchingRun({ secrets: [{ var: 'db_password', secret: 'db-admin' }] }),
+      ephemeralSecrets: ['db_password'],
+    };
     try {
       await expect(launcher({ ecs: refusing }).launch({ run, image: IMAGE })).rejects.toThrow(
         LaunchRejectedError,

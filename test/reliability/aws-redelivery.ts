@@ -42,9 +42,10 @@ import { mulberry32 } from './random.ts';
  *   record that failed comes back after its visibility is reset, and a
  *   success is deleted — what the Lambda event source mapping does.
  * - A crash is injected after each step of `dispatchRun`, with no change to
- *   it: after the claim write, after the launch-intent write (both seen in
- *   the run store's `updateRun`), after RunTask returned (the launcher), and
- *   after the `launched` write. Some runs crash twice, at two steps.
+ *   it: after the claim write (RunStore.claimRun, which records the launch
+ *   intent in the same write; on a redelivery, the takeover in `updateRun`),
+ *   after RunTask returned (the launcher), and after the `launched` write.
+ *   Some runs crash twice, at two steps.
  * - A crash is either a throw (the record fails, the rest of the batch goes
  *   on) or a process exit: the container stops doing anything at that
  *   instant (every later store write or launch in it throws), the whole
@@ -61,7 +62,8 @@ import { mulberry32 } from './random.ts';
  * adoption through ListTasks by startedBy — is exercised for real.
  */
 
-export const CRASH_STEPS = ['claim', 'intent', 'runTask', 'launched'] as const;
+/** `claim` is the claim write, which records the launch intent too (RunStore.claimRun), or a redelivery's takeover. */
+export const CRASH_STEPS = ['claim', 'runTask', 'launched'] as const;
 export type CrashStep = (typeof CRASH_STEPS)[number];
 
 export interface RedeliveryOptions {
@@ -112,7 +114,6 @@ const context = (n: number) =>
 function stepOf(before: Run | undefined, after: Run): CrashStep | undefined {
   if (after.state === 'launched') return 'launched';
   if (after.state !== 'dispatching') return undefined;
-  if (before?.launch === undefined && after.launch !== undefined) return 'intent';
   if (before?.owner !== after.owner) return 'claim';
   return undefined;
 }
@@ -205,9 +206,12 @@ export async function awsRedelivery(moto: MotoServer, options: RedeliveryOptions
     ids.forEach((id, i) => {
       const kind = (): Crash['kind'] => (random() < 0.5 ? 'throw' : 'exit');
       const plan: Crash[] = [];
-      if (i % 5 !== 4) plan.push({ step: CRASH_STEPS[i % 4] as CrashStep, kind: kind() });
+      if (i % 5 !== 4) plan.push({ step: CRASH_STEPS[i % CRASH_STEPS.length] as CrashStep, kind: kind() });
       if (plan.length > 0 && random() < 1 / 3) {
-        plan.push({ step: CRASH_STEPS[Math.floor(random() * 4)] as CrashStep, kind: kind() });
+        plan.push({
+          step: CRASH_STEPS[Math.floor(random() * CRASH_STEPS.length)] as CrashStep,
+          kind: kind(),
+        });
       }
       plans.set(id, plan);
     });
@@ -247,6 +251,12 @@ export async function awsRedelivery(moto: MotoServer, options: RedeliveryOptions
         getRun: async (id) => {
           alive();
           return sharedStore.getRun(id);
+        },
+        async claimRun(id, claim) {
+          alive();
+          const got = await sharedStore.claimRun(id, claim);
+          if (got?.claimed === true) fire(container, id, 'claim');
+          return got;
         },
         async updateRun(run, expectedVersion) {
           alive();

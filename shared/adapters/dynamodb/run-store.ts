@@ -12,6 +12,7 @@ import { type Clock, systemClock } from '../../ports/clock.ts';
 import {
   type CreateRunOptions,
   pageOf,
+  type RunClaim,
   type RunPage,
   type RunQuery,
   type RunStore,
@@ -28,6 +29,7 @@ import {
   runTableOf,
   S,
 } from './items.ts';
+import { claimRun } from './run-claim.ts';
 import { oldestActiveRuns, queryRunList } from './run-queries.ts';
 import { chunkRuns, createIdempotent, transact } from './transactions.ts';
 
@@ -218,6 +220,11 @@ export class DynamoRunStore implements RunStore {
   /** An UpdateItem, not a DeleteItem: the on-prem relay releases holds, and its role may not delete items. */
   releaseAccount(account: string, runId: string): Promise<void> {
     return releaseAccount(this.#t, account, runId);
+  }
+
+  /** One conditional UpdateItem returning the run (run-claim.ts); no read before it. */
+  claimRun(id: string, claim: RunClaim): Promise<{ run: Run; claimed: boolean } | undefined> {
+    return claimRun(this.#t, id, claim);
   }
 
   async #insertOne(run: Run): Promise<void> {

@@ -1,7 +1,7 @@
 import type { ECSClient } from '@aws-sdk/client-ecs';
 import type { Settings } from '../../config/settings.ts';
 import type { Run } from '../../domain/run.ts';
-import type { PreparedTask } from '../../ports/launcher.ts';
+import type { KnownForLaunch, PreparedTask } from '../../ports/launcher.ts';
 import type { LogReader } from '../../ports/log-store.ts';
 import type { RunSecrets } from '../secrets-manager/run-secrets.ts';
 
@@ -48,9 +48,10 @@ export interface EcsLauncherOptions {
   /**
    * The secret-free TaskSpec for a run (shared/app/task-prep.ts `prepareTask`).
    * Only `spec` is read: `secretEnv` is never touched, because no secret value
-   * may reach a RunTask request (see the class comment).
+   * may reach a RunTask request (see the class comment). `known` is what
+   * dispatch already read (the target), so preparation does not read it again.
    */
-  readonly prepare: (run: Run) => Promise<PreparedTask>;
+  readonly prepare: (run: Run, known?: KnownForLaunch) => Promise<PreparedTask>;
   /**
    * Secret name → full Secrets Manager ARN, which ECS needs in `valueFrom`
    * (a bare name is accepted for SSM parameters only). Must not read the value:

@@ -10,7 +10,7 @@ import {
 } from '@aws-sdk/client-ecs';
 import { LaunchRejectedError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
-import type { BackendStatus, Launcher, LaunchRequest } from '../../ports/launcher.ts';
+import type { BackendStatus, Launcher, LaunchRequest, PreparedTask } from '../../ports/launcher.ts';
 import type { LogPage } from '../../ports/log-store.ts';
 import type { EcsLauncherOptions } from './config.ts';
 import { ecsError } from './errors.ts';
@@ -26,10 +26,11 @@ import {
 import { ECS_OVERRIDES_MAX_CHARS, isTaskNotFound, overridesSize, runTaskFailure } from './run-task.ts';
 import {
   mayHaveMintedSecrets,
-  mayReferenceSecrets,
+  mayHaveOwnTaskDefinition,
   secretEnvNamesOf,
   secretReferences,
 } from './secret-refs.ts';
+import { SharedSecretDefinitions } from './shared-definitions.ts';
 import { ATTEMPT_TAG, PerRunTaskDefinitions, RUN_ID_TAG } from './task-definitions.ts';
 import { ecsTaskStatus } from './task-outcome.ts';
 
@@ -41,18 +42,21 @@ const STOP_REASON_MAX = 255;
  *
  * Idempotent under redelivery. ECS honours `clientToken` (`<runId>#<attempt>`)
  * for 24 h per cluster, but an emulator may not, and a token cannot find a task
- * again after a crash; so before every RunTask the launcher lists the tasks
- * `startedBy` this run and attempt and adopts one if it exists.
+ * again after a crash; so on a redelivery (`LaunchRequest.redelivery`, the run
+ * was already dispatching) the launcher lists the tasks `startedBy` this run
+ * and attempt and adopts one if it exists. A first delivery has just claimed
+ * the run on a new attempt, so nothing can exist yet and it does not look.
  *
  * Secrets. RunTask overrides have no `secrets` field, and a value in override
  * `environment` would be readable by anyone with `ecs:DescribeTasks` and land
- * in CloudTrail. So a run with secret bindings gets its own task definition
- * revision (family `<prefix><runId>`): a copy of the image's task definition
- * whose runner container adds `secrets: [{ name: 'RW_SECRET_<n>', valueFrom:
- * <secret ARN> }]`. ECS resolves the values with the task's execution role
- * right before the container starts; the control plane never handles them.
- * `cleanup` deregisters that family. Runs without secrets use the shared task
- * definition unchanged.
+ * in CloudTrail. So secrets reach the task as task-definition `secrets:
+ * [{ name, valueFrom: <secret ARN> }]`, which ECS resolves with the task's
+ * execution role right before the container starts; the control plane never
+ * handles them. Stored secrets (the SSH key, the Portainer token, bound
+ * secrets) use a shared revision per content hash (SharedSecretDefinitions),
+ * registered once and reused; only a run with values minted for it gets a
+ * revision of its own (family `<prefix><runId>`), which `cleanup`
+ * deregisters. Runs without secrets use the configured task definition unchanged.
  *
  * Task spec. It travels in the `RW_TASK` override variable. Overrides are
  * limited to 8,192 characters; a larger spec is refused with
@@ -75,6 +79,7 @@ export class EcsLauncher implements Launcher {
   readonly #o: EcsLauncherOptions;
   readonly #cluster: string;
   readonly #definitions: PerRunTaskDefinitions;
+  readonly #shared: SharedSecretDefinitions;
 
   constructor(options: EcsLauncherOptions) {
     if (options.network.subnets.length === 0) {
@@ -87,9 +92,14 @@ export class EcsLauncher implements Launcher {
       containerName: options.containerName,
       familyPrefix: options.perRunFamilyPrefix,
     });
+    this.#shared = new SharedSecretDefinitions({
+      ecs: options.ecs,
+      containerName: options.containerName,
+      familyPrefix: options.perRunFamilyPrefix,
+    });
   }
 
-  async launch({ run, image }: LaunchRequest): Promise<string> {
+  async launch({ run, image, redelivery, known }: LaunchRequest): Promise<string> {
     const key: RunAttempt = { runId: run.id, attempt: run.attempt };
     let clientToken: string;
     let startedBy: string;
@@ -108,10 +118,13 @@ export class EcsLauncher implements Launcher {
       );
     }
 
-    const existing = await this.#findTask(startedBy);
-    if (existing !== undefined) return this.#handleOf(existing);
+    // Only a redelivery can find a task of this attempt: a first delivery has just claimed the run.
+    if (redelivery !== false) {
+      const existing = await this.#findTask(startedBy);
+      if (existing !== undefined) return this.#handleOf(existing);
+    }
 
-    const prepared = await this.#o.prepare(run);
+    const prepared = await this.#o.prepare(run, known);
     const { spec } = prepared;
     const overrides: TaskOverride = {
       containerOverrides: [
@@ -131,15 +144,7 @@ export class EcsLauncher implements Launcher {
       );
     }
 
-    const secretEnvs = secretEnvNamesOf(spec);
-    const taskDefinition =
-      secretEnvs.length === 0
-        ? baseDefinition
-        : await this.#definitions.register(
-            run,
-            baseDefinition,
-            await secretReferences(this.#o, run, prepared, secretEnvs),
-          );
+    const taskDefinition = await this.#taskDefinitionFor(run, baseDefinition, prepared);
 
     const n = this.#o.network;
     let tasks: Task[] | undefined;
@@ -178,6 +183,25 @@ export class EcsLauncher implements Launcher {
     const taskArn = tasks?.[0]?.taskArn;
     if (taskArn !== undefined) return formatEcsHandle({ cluster: this.#cluster, taskArn });
     throw await this.#abandon(run, runTaskFailure(failures));
+  }
+
+  /**
+   * The shared task definition when the run needs no secret; the shared
+   * revision carrying the secret references when every secret is a stored one
+   * (SSH key, Portainer token, bound secrets); a revision of its own only for
+   * a run with values minted for it.
+   */
+  async #taskDefinitionFor(run: Run, baseDefinition: string, prepared: PreparedTask): Promise<string> {
+    const secretEnvs = secretEnvNamesOf(prepared.spec);
+    if (secretEnvs.length === 0) return baseDefinition;
+    const references = await secretReferences(this.#o, run, prepared, secretEnvs);
+    // Submitted passwords are stored per run: a shared revision for them would be one per run, never removed.
+    const own =
+      (run.ephemeralSecrets?.length ?? 0) > 0 ||
+      secretEnvs.some((env) => prepared.secretRefs[env] === undefined);
+    return own
+      ? this.#definitions.register(run, baseDefinition, references)
+      : this.#shared.revisionFor(baseDefinition, references);
   }
 
   /**
@@ -247,7 +271,8 @@ export class EcsLauncher implements Launcher {
     if (this.#o.runSecrets !== undefined && mayHaveMintedSecrets(run)) {
       await this.#o.runSecrets.deleteFor(run.id);
     }
-    if (mayReferenceSecrets(run)) await this.#definitions.deregister(run.id);
+    // Only a run's own secrets make it a task definition of its own; shared revisions stay for the next run.
+    if (mayHaveOwnTaskDefinition(run)) await this.#definitions.deregister(run.id);
   }
 
   #parse(handle: string) {

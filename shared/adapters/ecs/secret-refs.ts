@@ -13,7 +13,15 @@ const MAY_REFERENCE_SECRETS: ReadonlySet<Run['kind']> = new Set([...MINTING_KIND
 export const mayHaveMintedSecrets = (run: Run): boolean =>
   MINTING_KINDS.has(run.kind) || run.managedAccount !== undefined;
 
-/** The run may reference secrets, so it may have its own task definition revision. */
+/**
+ * The run's secrets may be its own — minted at launch, or plaintext passwords
+ * submitted with it and kept in the per-run store — so it may have a task
+ * definition revision of its own (stored secrets use shared revisions).
+ */
+export const mayHaveOwnTaskDefinition = (run: Run): boolean =>
+  mayHaveMintedSecrets(run) || (run.ephemeralSecrets?.length ?? 0) > 0;
+
+/** The run may reference secrets. */
 export const mayReferenceSecrets = (run: Run): boolean =>
   run.secrets.length > 0 || MAY_REFERENCE_SECRETS.has(run.kind);
 

@@ -1,14 +1,14 @@
 import {
   DeregisterTaskDefinitionCommand,
-  DescribeTaskDefinitionCommand,
   type ECSClient,
   ListTaskDefinitionsCommand,
   RegisterTaskDefinitionCommand,
   type Secret,
 } from '@aws-sdk/client-ecs';
-import { LauncherUnavailableError, LaunchRejectedError } from '../../domain/errors.ts';
+import { LauncherUnavailableError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
 import { ecsError } from './errors.ts';
+import { describeBase, withSecrets } from './shared-definitions.ts';
 
 /** Task definition family: up to 255 letters, digits, `-` and `_`. */
 const FAMILY_MAX = 255;
@@ -20,7 +20,9 @@ export const ATTEMPT_TAG = 'remote-worker:attempt';
  * The task definition revisions of one run (family `<prefix><runId>`): a copy
  * of the image's task definition whose runner container adds the run's
  * secret references, registered at launch and deregistered at cleanup (see
- * EcsLauncher).
+ * EcsLauncher). Only runs with values minted for them (per-run secrets, whose
+ * ARNs no other run shares) need one; stored secrets go through the shared
+ * revisions of SharedSecretDefinitions.
  *
  * @example
  * const defs = new PerRunTaskDefinitions({ ecs, containerName: 'runner' });
@@ -91,53 +93,10 @@ export class PerRunTaskDefinitions {
       const [existing] = await this.#activeRevisions(family);
       if (existing !== undefined) return existing;
 
-      const { taskDefinition: base } = await this.#o.ecs.send(
-        new DescribeTaskDefinitionCommand({ taskDefinition: baseDefinition }),
-      );
-      if (base === undefined)
-        throw new LaunchRejectedError(`ECS task definition ${baseDefinition} not found`);
-      if (base.executionRoleArn === undefined) {
-        throw new LaunchRejectedError(
-          `ECS task definition ${baseDefinition} has no execution role, which ECS needs to fetch secrets (ansible_ecs_execution_role_arn)`,
-        );
-      }
-      const containers = base.containerDefinitions ?? [];
-      if (!containers.some((c) => c.name === this.#o.containerName)) {
-        throw new LaunchRejectedError(
-          `ECS task definition ${baseDefinition} has no container named ${this.#o.containerName}`,
-        );
-      }
+      const base = await describeBase(this.#o.ecs, baseDefinition);
       const { taskDefinition: registered } = await this.#o.ecs.send(
         new RegisterTaskDefinitionCommand({
-          family,
-          containerDefinitions: containers.map((c) =>
-            c.name === this.#o.containerName
-              ? {
-                  ...c,
-                  secrets: [
-                    ...(c.secrets ?? []).filter((s) => !secrets.some((r) => r.name === s.name)),
-                    ...secrets,
-                  ],
-                }
-              : c,
-          ),
-          executionRoleArn: base.executionRoleArn,
-          ...pick(base, [
-            'taskRoleArn',
-            'networkMode',
-            'volumes',
-            'placementConstraints',
-            'requiresCompatibilities',
-            'cpu',
-            'memory',
-            'pidMode',
-            'ipcMode',
-            'proxyConfiguration',
-            'inferenceAccelerators',
-            'ephemeralStorage',
-            'runtimePlatform',
-            'enableFaultInjection',
-          ]),
+          ...withSecrets(base, baseDefinition, this.#o.containerName, secrets, family),
           tags: [{ key: RUN_ID_TAG, value: run.id }],
         }),
       );
@@ -148,10 +107,4 @@ export class PerRunTaskDefinitions {
       throw ecsError(error, 'RegisterTaskDefinition');
     }
   }
-}
-
-function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]): Partial<Pick<T, K>> {
-  const out: Partial<Pick<T, K>> = {};
-  for (const k of keys) if (from[k] !== undefined && from[k] !== null) out[k] = from[k];
-  return out;
 }

@@ -10,7 +10,9 @@ import { RUN_STATES, type Run, type RunState, TERMINAL_STATES } from '../../doma
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import {
   type CreateRunOptions,
+  claimedRun,
   pageOf,
+  type RunClaim,
   type RunPage,
   type RunQuery,
   type RunStore,
@@ -67,6 +69,7 @@ export class SqliteRunStore implements RunStore {
   readonly #getHold;
   readonly #putHold;
   readonly #deleteHold;
+  readonly #claimRun;
 
   constructor(options: { db: SqliteDatabase; clock?: Clock; idempotencyTtlSeconds?: number }) {
     const db = options.db;
@@ -101,6 +104,9 @@ export class SqliteRunStore implements RunStore {
     );
     this.#deleteHold = db.prepare<[string, string]>(
       'DELETE FROM account_holds WHERE account = ? AND run_id = ?',
+    );
+    this.#claimRun = db.prepare<[number, string, string], RunRow>(
+      `UPDATE runs SET state = 'dispatching', version = ?, body = ? WHERE id = ? AND state = 'queued' RETURNING body`,
     );
   }
 
@@ -229,6 +235,26 @@ export class SqliteRunStore implements RunStore {
 
   async releaseAccount(account: string, runId: string): Promise<void> {
     this.#deleteHold.run(account, runId);
+  }
+
+  /**
+   * One immediate transaction, so one durable commit: the queued run is
+   * turned into its claim in process and written with one UPDATE … WHERE
+   * state = 'queued' RETURNING; any other run is answered as stored.
+   */
+  async claimRun(id: string, claim: RunClaim): Promise<{ run: Run; claimed: boolean } | undefined> {
+    return this.#db
+      .transaction((): { run: Run; claimed: boolean } | undefined => {
+        const stored = this.#read(id);
+        if (stored?.state !== 'queued')
+          return stored === undefined ? undefined : { run: stored, claimed: false };
+        const next = claimedRun(stored, claim);
+        const row = this.#claimRun.get(next.version, JSON.stringify(next), id);
+        return row === undefined
+          ? { run: stored, claimed: false }
+          : { run: JSON.parse(row.body) as Run, claimed: true };
+      })
+      .immediate();
   }
 
   #read(id: string): Run | undefined {

@@ -403,6 +403,12 @@ function scheduledStore(inner: RunStore, s: fc.Scheduler, writes: Map<string, Wr
       writes.get(run.id)?.push({ version: written.version, state: written.state });
       return written;
     },
+    claimRun: async (id, claim) => {
+      await s.schedule(Promise.resolve(), `claimRun ${id} by ${claim.owner}`);
+      const got = await inner.claimRun(id, claim);
+      if (got?.claimed === true) writes.get(id)?.push({ version: got.run.version, state: got.run.state });
+      return got;
+    },
   };
 }
 
