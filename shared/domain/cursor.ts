@@ -14,14 +14,32 @@ import { ValidationError } from './errors.ts';
  */
 const encode = (text: string): string => Buffer.from(text, 'utf8').toString('base64url');
 
+/** What every cursor decoder throws for a cursor the API did not hand out. */
+export const invalidCursor = (): ValidationError =>
+  new ValidationError('cursor is not a cursor this API returned', [
+    { path: 'cursor', message: 'invalid cursor' },
+  ]);
+
 function decode(cursor: string, accept: (text: string) => boolean): string {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!accept(text) || encode(text) !== cursor) {
-    throw new ValidationError('cursor is not a cursor this API returned', [
-      { path: 'cursor', message: 'invalid cursor' },
-    ]);
-  }
+  if (!accept(text) || encode(text) !== cursor) throw invalidCursor();
   return text;
+}
+
+/**
+ * The JSON object a log reader's cursor holds (not null, not an array);
+ * throws {@link invalidCursor} otherwise. The reader checks its fields, and
+ * that the position re-encodes to the cursor.
+ */
+export function decodeJsonCursor(cursor: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalidCursor();
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidCursor();
+  return value as Record<string, unknown>;
 }
 
 /** A run id as a cursor (the last run of a page). */

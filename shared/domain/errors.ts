@@ -39,8 +39,25 @@ export abstract class DomainError extends Error {
   }
 }
 
-export class ValidationError extends DomainError {
-  readonly code = 'validation_failed';
+/**
+ * The base of one domain error class: its stable `code` and whether it is
+ * retryable. Each error stays a named class (its `name`, `instanceof`, and a
+ * constructor of its own where it carries more than a message).
+ *
+ * @example
+ * export class NotFoundError extends domainError('not_found') {}
+ * export class RunConflictError extends domainError('run_conflict', { retryable: true }) {}
+ */
+function domainError<const C extends ErrorCode>(code: C, options: { retryable?: boolean } = {}) {
+  const retryable = options.retryable ?? false;
+  abstract class CodedError extends DomainError {
+    readonly code: C = code;
+    override readonly retryable: boolean = retryable;
+  }
+  return CodedError;
+}
+
+export class ValidationError extends domainError('validation_failed') {
   constructor(
     message: string,
     readonly fields: readonly FieldError[] = [],
@@ -49,35 +66,20 @@ export class ValidationError extends DomainError {
   }
 }
 
-export class NotFoundError extends DomainError {
-  readonly code = 'not_found';
-}
+export class NotFoundError extends domainError('not_found') {}
 
 /** A conditional write lost: someone else changed the record first. */
-export class RunConflictError extends DomainError {
-  readonly code = 'run_conflict';
-  override readonly retryable = true;
-}
+export class RunConflictError extends domainError('run_conflict', { retryable: true }) {}
 
-export class InvalidTransitionError extends DomainError {
-  readonly code = 'invalid_transition';
-}
+export class InvalidTransitionError extends domainError('invalid_transition') {}
 
-export class IdempotencyMismatchError extends DomainError {
-  readonly code = 'idempotency_mismatch';
-}
+export class IdempotencyMismatchError extends domainError('idempotency_mismatch') {}
 
-export class AssetOutsideRootError extends DomainError {
-  readonly code = 'asset_outside_root';
-}
+export class AssetOutsideRootError extends domainError('asset_outside_root') {}
 
-export class AssetNotFoundError extends DomainError {
-  readonly code = 'asset_not_found';
-}
+export class AssetNotFoundError extends domainError('asset_not_found') {}
 
-export class RunnerRefusedError extends DomainError {
-  readonly code = 'runner_refused';
-}
+export class RunnerRefusedError extends domainError('runner_refused') {}
 
 /**
  * A backend whose required settings are missing, with the seeds' message
@@ -88,9 +90,7 @@ export class RunnerRefusedError extends DomainError {
  * @example
  * throw new RunnerNotConfiguredError('Ansible ACI runner is not configured: set azure_resource_group', ['azure_resource_group']);
  */
-export class RunnerNotConfiguredError extends DomainError {
-  readonly code = 'runner_not_configured';
-
+export class RunnerNotConfiguredError extends domainError('runner_not_configured') {
   constructor(
     message: string,
     readonly missingKeys: readonly string[] = [],
@@ -100,30 +100,18 @@ export class RunnerNotConfiguredError extends DomainError {
 }
 
 /** The backend could not be reached or throttled us: try again later. */
-export class LauncherUnavailableError extends DomainError {
-  readonly code = 'launcher_unavailable';
-  override readonly retryable = true;
-}
+export class LauncherUnavailableError extends domainError('launcher_unavailable', { retryable: true }) {}
 
 /** The backend refused the launch for good (bad image, bad parameters). */
-export class LaunchRejectedError extends DomainError {
-  readonly code = 'launch_rejected';
-}
+export class LaunchRejectedError extends domainError('launch_rejected') {}
 
-export class UnauthorizedError extends DomainError {
-  readonly code = 'unauthorized';
-}
+export class UnauthorizedError extends domainError('unauthorized') {}
 
-export class PayloadTooLargeError extends DomainError {
-  readonly code = 'payload_too_large';
-}
+export class PayloadTooLargeError extends domainError('payload_too_large') {}
 
-export class UnsupportedMediaTypeError extends DomainError {
-  readonly code = 'unsupported_media_type';
-}
+export class UnsupportedMediaTypeError extends domainError('unsupported_media_type') {}
 
-export class SettingsInvalidError extends DomainError {
-  readonly code = 'settings_invalid';
+export class SettingsInvalidError extends domainError('settings_invalid') {
   constructor(readonly problems: readonly FieldError[]) {
     super(`Invalid settings: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
   }
@@ -139,8 +127,7 @@ export interface TargetRefusal {
  * A batch selection refused as a whole (unknown ids, mixed kinds, untargetable
  * rows): nothing was created. Names every offending target at once.
  */
-export class SelectionRefusedError extends DomainError {
-  readonly code = 'selection_refused';
+export class SelectionRefusedError extends domainError('selection_refused') {
   constructor(
     message: string,
     readonly targets: readonly TargetRefusal[],
@@ -151,16 +138,10 @@ export class SelectionRefusedError extends DomainError {
 }
 
 /** A batch retry found no run that ended failed, refused, timed_out or cancelled. */
-export class NothingToRetryError extends DomainError {
-  readonly code = 'nothing_to_retry';
-}
+export class NothingToRetryError extends domainError('nothing_to_retry') {}
 
 /** An upload would replace an existing asset and the caller did not ask to overwrite. */
-export class AssetExistsError extends DomainError {
-  readonly code = 'asset_exists';
-}
+export class AssetExistsError extends domainError('asset_exists') {}
 
 /** No storage backend is usable here (the seeds' "No active storage backend"): assets can be neither stored nor read. */
-export class NoActiveStorageError extends DomainError {
-  readonly code = 'no_active_storage';
-}
+export class NoActiveStorageError extends domainError('no_active_storage') {}

@@ -2,26 +2,10 @@ import { z } from 'zod';
 import { ENV_NAME } from './env-name.ts';
 import { InvalidTransitionError } from './errors.ts';
 import type { RunKind } from './run-kind.ts';
+import { isTerminal, type RunState } from './run-state.ts';
 
 export { RUN_KINDS, type RunKind } from './run-kind.ts';
-
-export const RUN_STATES = [
-  'queued',
-  'dispatching',
-  'launched',
-  'running',
-  'succeeded',
-  'failed',
-  'cancelled',
-  'timed_out',
-  'refused',
-] as const;
-export type RunState = (typeof RUN_STATES)[number];
-
-export const TERMINAL_STATES = ['succeeded', 'failed', 'cancelled', 'timed_out', 'refused'] as const;
-export type TerminalState = (typeof TERMINAL_STATES)[number];
-export const isTerminal = (state: RunState): state is TerminalState =>
-  (TERMINAL_STATES as readonly string[]).includes(state);
+export { isTerminal, RUN_STATES, type RunState, TERMINAL_STATES } from './run-state.ts';
 
 /** Where a run executes. `local` means the relay (in-process in local mode, the on-prem agent in AWS). */
 export const RUNNERS = ['local', 'ecs', 'aci', 'gcp', 'kubernetes'] as const;

@@ -83,27 +83,26 @@ describe('runner image assets', () => {
       const assets = devAssets;
       const outdir = s.app.outdir;
 
-      expect(assets.map((a) => a.file)).toEqual(
-        RUNNER_IMAGE_SETTINGS.map((setting) => `runners/${RUNNER_IMAGE_DIRS[setting]}/Dockerfile`),
-      );
+      // One Dockerfile for the three; RUNNER picks the image.
+      expect(assets.map((a) => a.file)).toEqual(RUNNER_IMAGE_SETTINGS.map(() => 'runners/Dockerfile'));
       const images = taskImages(s);
       for (const [i, asset] of assets.entries()) {
         const context = join(outdir, asset.path);
-        const dir = `runners/${RUNNER_IMAGE_DIRS[RUNNER_IMAGE_SETTINGS[i] ?? 'k8s_runner_image']}`;
+        const runner = RUNNER_IMAGE_DIRS[RUNNER_IMAGE_SETTINGS[i] ?? 'k8s_runner_image'];
 
         expect(images[i]['Fn::Sub']).toMatch(
           new RegExp(`/cdk-hnb659fds-container-assets-[^:]+:${asset.imageTag}$`),
         );
         expect(asset.platform).toBe('linux/amd64');
-        expect(asset.buildArgs).toEqual({ IMAGE_VERSION: '0.1.0' });
+        expect(asset.buildArgs).toEqual({ RUNNER: runner, IMAGE_VERSION: '0.1.0' });
         // Exactly what the Dockerfile copies, and the Dockerfile itself: no checkout, no node_modules, no token.
         expect(files(context)).toEqual([
           'dist/shim.mjs',
-          `${dir}/Dockerfile`,
-          `${dir}/Dockerfile.dockerignore`,
+          'runners/Dockerfile',
+          'runners/Dockerfile.dockerignore',
         ]);
-        expect(readFileSync(join(context, dir, 'Dockerfile'), 'utf8')).toBe(
-          readFileSync(join(REPO, dir, 'Dockerfile'), 'utf8'),
+        expect(readFileSync(join(context, 'runners/Dockerfile'), 'utf8')).toBe(
+          readFileSync(join(REPO, 'runners/Dockerfile'), 'utf8'),
         );
         // A bundle of the current shim, made by this synth.
         expect(readFileSync(join(context, 'dist/shim.mjs'), 'utf8')).toContain(PYWINRM_MISSING);
@@ -134,10 +133,7 @@ describe('runner image assets', () => {
     () => {
       const s = synth('dev', devWith({ ansible_cloud_image: 'registry.example.com/rw/ansible-cloud:1.2.3' }));
 
-      expect(imageAssets(s).map((a) => a.file)).toEqual([
-        'runners/ansible-winrm/Dockerfile',
-        'runners/helm-kubectl/Dockerfile',
-      ]);
+      expect(imageAssets(s).map((a) => a.buildArgs?.RUNNER)).toEqual(['ansible-winrm', 'helm-kubectl']);
       expect(taskImages(s)[1]).toBe('registry.example.com/rw/ansible-cloud:1.2.3');
     },
     SYNTH_TIMEOUT_MS,

@@ -11,11 +11,14 @@ import { join, resolve } from 'node:path';
 
 export const REPO = resolve(import.meta.dirname, '../..');
 
-/** The runner images (task shim as entrypoint) and the settings that name them. */
+/** The one Dockerfile of the runner images; its build arg RUNNER picks the image. */
+export const RUNNER_DOCKERFILE = 'runners/Dockerfile';
+
+/** The runner images (task shim as entrypoint): RUNNER, the directory of their README, the setting that names them. */
 export const RUNNER_IMAGES = [
-  { dir: 'runners/ansible-winrm', setting: 'ansible_local_image' },
-  { dir: 'runners/ansible-cloud', setting: 'ansible_cloud_image' },
-  { dir: 'runners/helm-kubectl', setting: 'k8s_runner_image' },
+  { runner: 'ansible-winrm', dir: 'runners/ansible-winrm', setting: 'ansible_local_image' },
+  { runner: 'ansible-cloud', dir: 'runners/ansible-cloud', setting: 'ansible_cloud_image' },
+  { runner: 'helm-kubectl', dir: 'runners/helm-kubectl', setting: 'k8s_runner_image' },
 ] as const;
 
 export interface Instruction {
@@ -99,7 +102,8 @@ export function substitute(text: string, vars: ReadonlyMap<string, string | unde
   });
 }
 
-export function parseDockerfile(path: string): Dockerfile {
+/** `buildArgs` stand for `--build-arg NAME=value`: they replace the global ARGs' defaults. */
+export function parseDockerfile(path: string, buildArgs: Readonly<Record<string, string>> = {}): Dockerfile {
   const instructions = readInstructions(readFileSync(path, 'utf8'));
   const globalArgs = new Map<string, string | undefined>();
   const stages: { image: string; platform?: string; name?: string; instructions: Instruction[] }[] = [];
@@ -120,7 +124,9 @@ export function parseDockerfile(path: string): Dockerfile {
     }
     const stage = stages.at(-1);
     if (stage === undefined) {
-      if (ins.keyword === 'ARG') for (const { key, value } of keyValues(ins)) globalArgs.set(key, value);
+      if (ins.keyword === 'ARG') {
+        for (const { key, value } of keyValues(ins)) globalArgs.set(key, buildArgs[key] ?? value);
+      }
       continue;
     }
     stage.instructions.push(ins);
@@ -133,6 +139,21 @@ export const finalStage = (dockerfile: Dockerfile): Stage => {
   if (stage === undefined) throw new Error(`${dockerfile.path} has no FROM`);
   return stage;
 };
+
+/**
+ * The stages the final image is made of, the final one first: each stage and
+ * the earlier stage its FROM names, back to the one on an image. What a
+ * parent stage sets (LABEL, ENV) is part of the image too.
+ */
+export function imageStages(dockerfile: Dockerfile): Stage[] {
+  const chain = [finalStage(dockerfile)];
+  for (;;) {
+    const from = chain.at(-1)?.image;
+    const parent = dockerfile.stages.find((s) => s.name !== undefined && s.name === from);
+    if (parent === undefined || chain.includes(parent)) return chain;
+    chain.push(parent);
+  }
+}
 
 export const instructionsOf = (stage: Stage, keyword: string): Instruction[] =>
   stage.instructions.filter((i) => i.keyword === keyword);
@@ -165,3 +186,7 @@ export function bundleArgs(dockerfile: Dockerfile, entry: string): string[] {
 }
 
 export const dockerfileOf = (dir: string): Dockerfile => parseDockerfile(join(REPO, dir, 'Dockerfile'));
+
+/** runners/Dockerfile as `--build-arg RUNNER=<runner>` builds it. */
+export const runnerDockerfile = (runner: string): Dockerfile =>
+  parseDockerfile(join(REPO, RUNNER_DOCKERFILE), { RUNNER: runner });

@@ -14,11 +14,14 @@ import {
   dockerfileOf,
   execForm,
   finalStage,
+  imageStages,
   instructionsOf,
   keyValues,
   REPO,
+  RUNNER_DOCKERFILE,
   RUNNER_IMAGES,
   readInstructions,
+  runnerDockerfile,
   substitute,
 } from './dockerfile.ts';
 
@@ -34,10 +37,15 @@ const execFileAsync = promisify(execFile);
 
 const IMAGES = [
   ...RUNNER_IMAGES.map((i) => ({
-    dir: i.dir,
+    file: `${RUNNER_DOCKERFILE} RUNNER=${i.runner}`,
+    dockerfile: () => runnerDockerfile(i.runner),
     entrypoint: ['node', '/opt/remote-worker/shim.mjs'],
   })),
-  { dir: 'runners/relay', entrypoint: ['node', '/opt/remote-worker/relay.mjs'] },
+  {
+    file: 'runners/relay/Dockerfile',
+    dockerfile: () => dockerfileOf('runners/relay'),
+    entrypoint: ['node', '/opt/remote-worker/relay.mjs'],
+  },
 ];
 
 const SECRET_NAME =
@@ -99,8 +107,8 @@ describe('unpinnedReason', () => {
   });
 });
 
-describe.each(IMAGES)('$dir/Dockerfile', ({ dir, entrypoint }) => {
-  const dockerfile = dockerfileOf(dir);
+describe.each(IMAGES)('$file', ({ dockerfile: parse, entrypoint }) => {
+  const dockerfile = parse();
   const image = finalStage(dockerfile);
 
   it('has the expected ENTRYPOINT in exec form and no default arguments', () => {
@@ -148,25 +156,30 @@ describe.each(IMAGES)('$dir/Dockerfile', ({ dir, entrypoint }) => {
   });
 
   it('carries the OCI labels, base.name naming the real base image', () => {
+    // The image's stages, its first one last: a later LABEL overrides an earlier one.
+    const stages = imageStages(dockerfile);
     const labels = new Map(
-      instructionsOf(image, 'LABEL')
+      stages
+        .toReversed()
+        .flatMap((stage) => instructionsOf(stage, 'LABEL'))
         .flatMap(keyValues)
         .map((kv) => [kv.key, kv.value]),
     );
+    const base = stages.at(-1)?.image ?? '';
 
     for (const label of REQUIRED_LABELS) expect(labels.get(label), label).toBeTruthy();
     // A base chosen by build argument is named by that argument, so a local stand-in is labelled as what it is.
     expect(substitute(labels.get('org.opencontainers.image.base.name') ?? '', dockerfile.globalArgs)).toMatch(
-      new RegExp(`${image.image.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`),
+      new RegExp(`${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`),
     );
   });
 });
 
-describe.each(RUNNER_IMAGES)('$dir build context', ({ dir }) => {
-  const dockerfile = dockerfileOf(dir);
+describe.each(RUNNER_IMAGES)('the $runner build context', ({ runner }) => {
+  const dockerfile = runnerDockerfile(runner);
 
   it('sends a build context holding only what the build copies', () => {
-    const rules = readFileSync(join(REPO, dir, 'Dockerfile.dockerignore'), 'utf8')
+    const rules = readFileSync(join(REPO, `${RUNNER_DOCKERFILE}.dockerignore`), 'utf8')
       .split('\n')
       .map((l) => l.trim())
       .filter((l) => l !== '' && !l.startsWith('#'));
@@ -192,12 +205,16 @@ describe.each(RUNNER_IMAGES)('$dir build context', ({ dir }) => {
 
   it('names its public inputs by build arguments with pinned defaults, redeclared where the labels read them', () => {
     // The FROM lines as written, before the parser substituted the defaults.
-    const fromArgs = readInstructions(readFileSync(join(REPO, dir, 'Dockerfile'), 'utf8'))
+    const fromArgs = readInstructions(readFileSync(join(REPO, RUNNER_DOCKERFILE), 'utf8'))
       .filter((ins) => ins.keyword === 'FROM')
       .flatMap((ins) => [...ins.args.matchAll(/\$\{([A-Z_]+)\}/g)].map((m) => m[1] ?? ''));
     const finalArgs = instructionsOf(finalStage(dockerfile), 'ARG').flatMap(keyValues);
 
     expect(fromArgs).toContain('BASE_IMAGE');
+    // RUNNER names the stage the image is made from, and the title label reads it.
+    expect(fromArgs).toContain('RUNNER');
+    expect(dockerfile.stages.map((s) => s.name)).toContain(runner);
+    expect(finalArgs).toContainEqual({ key: 'RUNNER', value: undefined });
     expect(dockerfile.globalArgs.get('BASE_IMAGE')).toBe('node:22.23.5-bookworm-slim');
     for (const name of fromArgs) expect(dockerfile.globalArgs.get(name), name).toBeTruthy();
     expect(finalArgs).toContainEqual({ key: 'BASE_IMAGE', value: undefined });
@@ -212,14 +229,15 @@ describe.each(RUNNER_IMAGES)('$dir build context', ({ dir }) => {
 describe('runner image READMEs', () => {
   it.each(RUNNER_IMAGES)(
     '$dir/README.md names its setting and shows the multi-arch build and the mirrors',
-    ({ dir, setting }) => {
+    ({ runner, dir, setting }) => {
       const readme = readFileSync(join(REPO, dir, 'README.md'), 'utf8');
 
       expect(SETTING_KEYS).toContain(setting);
       expect(readme).toContain(`\`${setting}\``);
       expect(readme).toContain('docker buildx build');
       expect(readme).toContain('--platform linux/amd64,linux/arm64');
-      expect(readme).toContain(`-f ${dir}/Dockerfile`);
+      expect(readme).toContain(`-f ${RUNNER_DOCKERFILE}`);
+      expect(readme).toContain(`--build-arg RUNNER=${runner}`);
       for (const registry of ['ecr', 'az acr', 'docker.pkg.dev']) expect(readme).toContain(registry);
       expect(readme).toMatch(/imagetools inspect/);
     },

@@ -10,13 +10,13 @@ import { inventoryForRun } from '../../shared/domain/inventory.ts';
 import type { VmTarget } from '../../shared/domain/target.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
 import {
-  dockerfileOf,
   execForm,
   finalStage,
   instructionsOf,
   keyValues,
   REPO,
   RUNNER_IMAGES,
+  runnerDockerfile,
 } from './dockerfile.ts';
 
 /**
@@ -52,7 +52,7 @@ let imageEnv: Record<string, string>;
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'rw-shim-entrypoint-'));
   bundle = bundleShim(REPO, join(scratch, 'dist', 'shim.mjs'));
-  const winrm = finalStage(dockerfileOf('runners/ansible-winrm'));
+  const winrm = finalStage(runnerDockerfile('ansible-winrm'));
   entrypoint = execForm(instructionsOf(winrm, 'ENTRYPOINT').at(-1)) ?? [];
   imageEnv = Object.fromEntries(
     instructionsOf(winrm, 'ENV')
@@ -78,14 +78,14 @@ describe('the shim bundle of the runner images', () => {
 
   it('is what every runner image copies and starts without arguments', () => {
     for (const image of RUNNER_IMAGES) {
-      const stage = finalStage(dockerfileOf(image.dir));
+      const stage = finalStage(runnerDockerfile(image.runner));
       const copies = instructionsOf(stage, 'COPY').map((c) => c.args);
       const entry = execForm(instructionsOf(stage, 'ENTRYPOINT').at(-1));
       const cmd = execForm(instructionsOf(stage, 'CMD').at(-1));
 
-      expect(entry, image.dir).toEqual(['node', '/opt/remote-worker/shim.mjs']);
-      expect(cmd ?? [], image.dir).toEqual([]);
-      expect(copies, image.dir).toContain('dist/shim.mjs /opt/remote-worker/shim.mjs');
+      expect(entry, image.runner).toEqual(['node', '/opt/remote-worker/shim.mjs']);
+      expect(cmd ?? [], image.runner).toEqual([]);
+      expect(copies, image.runner).toContain('dist/shim.mjs /opt/remote-worker/shim.mjs');
     }
   });
 });

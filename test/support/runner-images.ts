@@ -15,7 +15,7 @@ import { bundleShim, SHIM_BUNDLE } from '../../runners/shim/bundle.ts';
  *   for the Dockerfiles' public inputs (runners/base/build-local-images.sh:
  *   Debian + Node, kubectl + helm);
  * - {@link ensureRunnerImage}: one runner image, tagged by a hash of what
- *   goes into it (its Dockerfile, the shim bundle, the input images' ids), so
+ *   goes into it (runners/Dockerfile and its RUNNER, the shim bundle, the input images' ids), so
  *   a second call — another test file, the next CI step — finds it and builds
  *   nothing; a changed Dockerfile or shim gets a new tag.
  *
@@ -98,13 +98,14 @@ export function ensureRunnerImage(name: RunnerImageName): Promise<RunnerImage> {
 async function buildRunnerImage(name: RunnerImageName): Promise<RunnerImage> {
   const started = Date.now();
   const { baseImage, toolsImage } = await ensureLocalBuildInputs();
-  const dockerfile = join(REPO, 'runners', name, 'Dockerfile');
+  // One Dockerfile for the three images: RUNNER picks the stage the image is made from.
+  const dockerfile = join(REPO, 'runners', 'Dockerfile');
   // The context holds exactly what the Dockerfile copies, laid out as in the repository.
   const context = mkdtempSync(join(tmpdir(), `rw-image-${name}-`));
   try {
     mkdirSync(join(context, 'dist'));
     const shim = bundleShim(REPO, join(context, SHIM_BUNDLE));
-    const buildArgs = { BASE_IMAGE: baseImage, TOOLS_IMAGE: toolsImage };
+    const buildArgs = { RUNNER: name, BASE_IMAGE: baseImage, TOOLS_IMAGE: toolsImage };
     const hash = createHash('sha256')
       .update(readFileSync(dockerfile))
       .update(readFileSync(shim))

@@ -1,4 +1,9 @@
 import createClient, { type Middleware } from 'openapi-fetch';
+import { RUN_KINDS as DOMAIN_RUN_KINDS } from '../../../shared/domain/run-kind.ts';
+import {
+  RUN_STATES as DOMAIN_RUN_STATES,
+  TERMINAL_STATES as DOMAIN_TERMINAL_STATES,
+} from '../../../shared/domain/run-state.ts';
 import type { components, paths } from './schema.d.ts';
 
 export type Schemas = components['schemas'];
@@ -14,25 +19,11 @@ export type Problem = Schemas['Problem'];
 export type SubmitRunRequest = Schemas['SubmitRunRequest'];
 export type TargetBody = Schemas['TargetBody'];
 
-export const RUN_STATES: readonly RunState[] = [
-  'queued',
-  'dispatching',
-  'launched',
-  'running',
-  'succeeded',
-  'failed',
-  'cancelled',
-  'timed_out',
-  'refused',
-];
-export const TERMINAL_STATES: ReadonlySet<RunState> = new Set([
-  'succeeded',
-  'failed',
-  'cancelled',
-  'timed_out',
-  'refused',
-]);
-export const RUN_KINDS: readonly RunKind[] = ['vm', 'cluster_play', 'database_play', 'k8s_op', 'portainer'];
+// The domain's lists (dependency-free modules), typed as the API's schema says: a state or kind the
+// API does not know fails to compile here.
+export const RUN_STATES: readonly RunState[] = DOMAIN_RUN_STATES;
+export const TERMINAL_STATES: ReadonlySet<RunState> = new Set(DOMAIN_TERMINAL_STATES);
+export const RUN_KINDS: readonly RunKind[] = DOMAIN_RUN_KINDS;
 
 /**
  * The bearer token lives in sessionStorage: it survives a reload of the tab

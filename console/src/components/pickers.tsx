@@ -11,6 +11,27 @@ export const CLOUD_LABEL: Record<Target['cloud'], string> = {
 };
 const CLOUD_ORDER: readonly Target['cloud'][] = ['local', 'aws', 'azure', 'gcp', 'oci'];
 
+/** The `<option>`s of a cloud select, one for each cloud, labelled. */
+export const CloudOptions = () => (
+  <>
+    {Object.entries(CLOUD_LABEL).map(([value, label]) => (
+      <option key={value} value={value}>
+        {label}
+      </option>
+    ))}
+  </>
+);
+
+/** The `<option>`s of a target kind select. */
+export const TargetKindOptions = () => (
+  <>
+    <option value="vm">VM</option>
+    <option value="cluster">Cluster</option>
+    <option value="database">Database</option>
+    <option value="virtual_desktop">Virtual desktop</option>
+  </>
+);
+
 /** Which registry kind a run kind targets; portainer runs take no target. */
 export const TARGET_KIND_FOR: Record<RunKind, Target['kind'] | undefined> = {
   vm: 'vm',
@@ -77,13 +98,7 @@ export function TargetPicker({
   return (
     <fieldset class="picker" aria-describedby={invalid ? 'target-error' : undefined}>
       <legend>Target</legend>
-      <input
-        type="search"
-        placeholder="Filter targets"
-        aria-label="Filter targets"
-        value={filter}
-        onInput={(e) => setFilter(e.currentTarget.value)}
-      />
+      <FilterBox what="targets" value={filter} onText={setFilter} />
       <div class="picker-list">
         {CLOUD_ORDER.map((cloud) => {
           const rows = shown.filter((t) => t.cloud === cloud);
@@ -120,6 +135,19 @@ export function TargetPicker({
   );
 }
 
+/** The search box above a picker's options. */
+function FilterBox({ what, value, onText }: { what: string; value: string; onText: (text: string) => void }) {
+  return (
+    <input
+      type="search"
+      placeholder={`Filter ${what}`}
+      aria-label={`Filter ${what}`}
+      value={value}
+      onInput={(e) => onText(e.currentTarget.value)}
+    />
+  );
+}
+
 /** The asset picker: every asset on the active backend, with its type badge. */
 export function AssetPicker({
   assets,
@@ -138,13 +166,7 @@ export function AssetPicker({
   return (
     <fieldset class="picker">
       <legend>Asset</legend>
-      <input
-        type="search"
-        placeholder="Filter assets"
-        aria-label="Filter assets"
-        value={filter}
-        onInput={(e) => setFilter(e.currentTarget.value)}
-      />
+      <FilterBox what="assets" value={filter} onText={setFilter} />
       <div class="picker-list">
         {shown.map((a) => (
           <label key={a.path} class="option">

@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, asProblem, networkProblem, type Problem } from '../api/client.ts';
 import { AssetBadge } from '../components/badges.tsx';
+import { ListTable } from '../components/list-table.tsx';
 import { FieldMessage, fieldError, ProblemView } from '../components/problem.tsx';
-import { ScrollRegion } from '../components/scroll-region.tsx';
 import { bytes } from '../format.ts';
 import { useLoad } from '../hooks.ts';
 import { href } from '../router.ts';
@@ -117,38 +117,24 @@ export function AssetsPage() {
         </button>
       </form>
       {list.problem && <ProblemView problem={list.problem} heading="Assets could not be listed" />}
-      <ScrollRegion label="Assets table">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Type</th>
-              <th scope="col">Path</th>
-              <th scope="col">Size</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {(list.data?.assets ?? []).map((a) => (
-              <tr key={a.path}>
-                <td>
-                  <AssetBadge type={a.type} />
-                </td>
-                <td class="wrap">
-                  <code>{a.path}</code>
-                </td>
-                <td>{bytes(a.size)}</td>
-                <td>
-                  <a href={href('/new', { asset: a.path })} aria-label={`Run ${a.path}`}>
-                    Run
-                  </a>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </ScrollRegion>
+      <ListTable label="Assets table" columns={['Type', 'Path', 'Size', { hidden: 'Actions' }]}>
+        {(list.data?.assets ?? []).map((a) => (
+          <tr key={a.path}>
+            <td>
+              <AssetBadge type={a.type} />
+            </td>
+            <td class="wrap">
+              <code>{a.path}</code>
+            </td>
+            <td>{bytes(a.size)}</td>
+            <td>
+              <a href={href('/new', { asset: a.path })} aria-label={`Run ${a.path}`}>
+                Run
+              </a>
+            </td>
+          </tr>
+        ))}
+      </ListTable>
     </section>
   );
 }

@@ -1,9 +1,16 @@
 import { useState } from 'preact/hooks';
 import { api, asProblem, networkProblem, type Problem, type RunKind, type Target } from '../api/client.ts';
 import { checkExtraVars, ExtraVarsField } from '../components/extra-vars.tsx';
-import { AssetPicker, CLOUD_LABEL, describeTarget } from '../components/pickers.tsx';
+import { ListTable } from '../components/list-table.tsx';
+import {
+  AssetPicker,
+  CLOUD_LABEL,
+  CloudOptions,
+  describeTarget,
+  TargetKindOptions,
+} from '../components/pickers.tsx';
 import { ProblemView } from '../components/problem.tsx';
-import { ScrollRegion } from '../components/scroll-region.tsx';
+import { SshUserField, TimeoutField } from '../components/run-fields.tsx';
 import { type Binding, SecretBindings } from '../components/secret-bindings.tsx';
 import { setFlash } from '../flash.ts';
 import { useLoad } from '../hooks.ts';
@@ -123,21 +130,14 @@ export function InventoryPage() {
           Cloud
           <select value={cloud} onChange={(e) => setCloud(e.currentTarget.value)}>
             <option value="">any</option>
-            {Object.entries(CLOUD_LABEL).map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
+            <CloudOptions />
           </select>
         </label>
         <label>
           Kind
           <select value={kindFilter} onChange={(e) => setKindFilter(e.currentTarget.value)}>
             <option value="">any</option>
-            <option value="vm">VM</option>
-            <option value="cluster">Cluster</option>
-            <option value="database">Database</option>
-            <option value="virtual_desktop">Virtual desktop</option>
+            <TargetKindOptions />
           </select>
         </label>
         <button type="button" class="secondary" onClick={selectShown}>
@@ -152,54 +152,39 @@ export function InventoryPage() {
       <p class="hint" aria-live="polite">
         {selected.length} of {MAX_BATCH} selected{lockedKind ? ` · ${lockedKind} rows only` : ''}
       </p>
-      <ScrollRegion label="Inventory table">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">
-                <span class="visually-hidden">Select</span>
-              </th>
-              <th scope="col">Name</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Cloud</th>
-              <th scope="col">Details</th>
+      <ListTable label="Inventory table" columns={[{ hidden: 'Select' }, 'Name', 'Kind', 'Cloud', 'Details']}>
+        {rows.map((t) => {
+          const reason = lockReason(t);
+          const refused = refusedBy.get(t.id);
+          return (
+            <tr key={t.id} class={refused ? 'refused-row' : undefined} title={reason}>
+              <td>
+                <input
+                  type="checkbox"
+                  aria-label={`Select ${t.name} (${t.id})`}
+                  checked={selected.includes(t.id)}
+                  disabled={reason !== undefined}
+                  onChange={(e) => toggle(t.id, e.currentTarget.checked)}
+                  aria-describedby={reason || refused ? `why-${t.id}` : undefined}
+                />
+              </td>
+              <td>
+                {t.name} <code>{t.id}</code>
+              </td>
+              <td>{t.kind}</td>
+              <td>{CLOUD_LABEL[t.cloud]}</td>
+              <td class="wrap">
+                {describeTarget(t)}
+                {(reason || refused) && (
+                  <span class="reason" id={`why-${t.id}`}>
+                    {refused ? `Refused: ${refused}` : reason}
+                  </span>
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {rows.map((t) => {
-              const reason = lockReason(t);
-              const refused = refusedBy.get(t.id);
-              return (
-                <tr key={t.id} class={refused ? 'refused-row' : undefined} title={reason}>
-                  <td>
-                    <input
-                      type="checkbox"
-                      aria-label={`Select ${t.name} (${t.id})`}
-                      checked={selected.includes(t.id)}
-                      disabled={reason !== undefined}
-                      onChange={(e) => toggle(t.id, e.currentTarget.checked)}
-                      aria-describedby={reason || refused ? `why-${t.id}` : undefined}
-                    />
-                  </td>
-                  <td>
-                    {t.name} <code>{t.id}</code>
-                  </td>
-                  <td>{t.kind}</td>
-                  <td>{CLOUD_LABEL[t.cloud]}</td>
-                  <td class="wrap">
-                    {describeTarget(t)}
-                    {(reason || refused) && (
-                      <span class="reason" id={`why-${t.id}`}>
-                        {refused ? `Refused: ${refused}` : reason}
-                      </span>
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </ScrollRegion>
+          );
+        })}
+      </ListTable>
       {problem && (
         <ProblemView problem={problem} heading={problem.targets ? 'The batch was refused' : undefined} />
       )}
@@ -236,21 +221,8 @@ export function InventoryPage() {
           />
           <SecretBindings bindings={bindings} onChange={setBindings} problem={problem} />
           <div class="row">
-            {chosenKind === 'vm' && (
-              <div class="field">
-                <label for="batch-ssh">SSH user (optional)</label>
-                <input id="batch-ssh" value={sshUser} onInput={(e) => setSshUser(e.currentTarget.value)} />
-              </div>
-            )}
-            <div class="field">
-              <label for="batch-timeout">Timeout in seconds (optional)</label>
-              <input
-                id="batch-timeout"
-                inputMode="numeric"
-                value={timeout}
-                onInput={(e) => setTimeoutText(e.currentTarget.value)}
-              />
-            </div>
+            {chosenKind === 'vm' && <SshUserField id="batch-ssh" value={sshUser} onText={setSshUser} />}
+            <TimeoutField id="batch-timeout" value={timeout} onText={setTimeoutText} />
           </div>
           <button type="submit" disabled={busy}>
             {busy ? 'Queueing…' : `Queue batch (${selected.length})`}

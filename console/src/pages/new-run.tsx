@@ -12,6 +12,7 @@ import {
 import { checkExtraVars, ExtraVarsField } from '../components/extra-vars.tsx';
 import { AssetPicker, TARGET_KIND_FOR, TargetPicker, whyNot } from '../components/pickers.tsx';
 import { FieldMessage, fieldError, ProblemView } from '../components/problem.tsx';
+import { SshUserField, TimeoutField } from '../components/run-fields.tsx';
 import { type Binding, SecretBindings } from '../components/secret-bindings.tsx';
 import { useLoad } from '../hooks.ts';
 import { href, navigate } from '../router.ts';
@@ -201,11 +202,7 @@ export function NewRunPage({ query }: { query: URLSearchParams }) {
         <SecretBindings bindings={bindings} onChange={setBindings} problem={problem} />
         <div class="row">
           {(kind === 'vm' || kind === 'portainer') && (
-            <div class="field">
-              <label for="ssh-user">SSH user (optional)</label>
-              <input id="ssh-user" value={sshUser} onInput={(e) => setSshUser(e.currentTarget.value)} />
-              <FieldMessage id="ssh-user-error" message={err('body.sshUser')} />
-            </div>
+            <SshUserField id="ssh-user" value={sshUser} onText={setSshUser} error={err('body.sshUser')} />
           )}
           <div class="field">
             <label for="managed-account">Managed account (optional)</label>
@@ -220,18 +217,12 @@ export function NewRunPage({ query }: { query: URLSearchParams }) {
             </span>
             <FieldMessage id="managed-account-error" message={err('body.managedAccount')} />
           </div>
-          <div class="field">
-            <label for="timeout">Timeout in seconds (optional)</label>
-            <input
-              id="timeout"
-              inputMode="numeric"
-              value={timeout}
-              onInput={(e) => setTimeoutText(e.currentTarget.value)}
-              aria-invalid={err('body.timeoutSeconds') ? 'true' : undefined}
-              aria-describedby={err('body.timeoutSeconds') ? 'timeout-error' : undefined}
-            />
-            <FieldMessage id="timeout-error" message={err('body.timeoutSeconds')} />
-          </div>
+          <TimeoutField
+            id="timeout"
+            value={timeout}
+            onText={setTimeoutText}
+            error={err('body.timeoutSeconds')}
+          />
         </div>
         {problem && <ProblemView problem={problem} />}
         {refused && (

@@ -12,8 +12,8 @@ import {
   type RunState,
 } from '../api/client.ts';
 import { StateBadge } from '../components/badges.tsx';
+import { ListTable } from '../components/list-table.tsx';
 import { ProblemView } from '../components/problem.tsx';
-import { ScrollRegion } from '../components/scroll-region.tsx';
 import { duration, when } from '../format.ts';
 import { usePoll } from '../hooks.ts';
 import { href, navigate } from '../router.ts';
@@ -125,26 +125,15 @@ export function RunsPage({ query, batch }: { query: URLSearchParams; batch?: str
       {filters.batchId && <BatchPanel batchId={filters.batchId} />}
       <FilterForm key={key} filters={filters} onApply={applyFilters} />
       {problem && <ProblemView problem={problem} />}
-      <ScrollRegion label="Runs table">
-        <table class="runs">
-          <thead>
-            <tr>
-              <th scope="col">Run</th>
-              <th scope="col">State</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Target</th>
-              <th scope="col">Asset</th>
-              <th scope="col">Created</th>
-              <th scope="col">Run time</th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.runs.map((run) => (
-              <RunRow key={run.id} run={run} />
-            ))}
-          </tbody>
-        </table>
-      </ScrollRegion>
+      <ListTable
+        label="Runs table"
+        class="runs"
+        columns={['Run', 'State', 'Kind', 'Target', 'Asset', 'Created', 'Run time']}
+      >
+        {shown.runs.map((run) => (
+          <RunRow key={run.id} run={run} />
+        ))}
+      </ListTable>
       <p class="list-foot" aria-live="polite">
         {shown.loaded ? `${shown.runs.length} run${shown.runs.length === 1 ? '' : 's'} shown` : 'Loading…'}
         {shown.next !== undefined && (

@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, asProblem, networkProblem, type Problem, type Target, type TargetBody } from '../api/client.ts';
-import { CLOUD_LABEL, describeTarget } from '../components/pickers.tsx';
+import { ListTable } from '../components/list-table.tsx';
+import { CLOUD_LABEL, CloudOptions, describeTarget, TargetKindOptions } from '../components/pickers.tsx';
 import { FieldMessage, fieldError, ProblemView } from '../components/problem.tsx';
-import { ScrollRegion } from '../components/scroll-region.tsx';
 import { useLoad } from '../hooks.ts';
 
 type Kind = Target['kind'];
@@ -154,10 +154,7 @@ export function TargetsPage() {
               disabled={editing !== undefined}
               onChange={(e) => set('kind', e.currentTarget.value)}
             >
-              <option value="vm">VM</option>
-              <option value="cluster">Cluster</option>
-              <option value="database">Database</option>
-              <option value="virtual_desktop">Virtual desktop</option>
+              <TargetKindOptions />
             </select>
           </div>
           <div class="field">
@@ -167,11 +164,7 @@ export function TargetsPage() {
               value={draft.cloud ?? 'local'}
               onChange={(e) => set('cloud', e.currentTarget.value)}
             >
-              {Object.entries(CLOUD_LABEL).map(([value, label]) => (
-                <option key={value} value={value}>
-                  {label}
-                </option>
-              ))}
+              <CloudOptions />
             </select>
           </div>
           {FIELDS[kind].map((f) => (
@@ -224,67 +217,54 @@ export function TargetsPage() {
         </div>
       </form>
       {list.problem && <ProblemView problem={list.problem} heading="Targets could not be listed" />}
-      <ScrollRegion label="Targets table">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Id</th>
-              <th scope="col">Name</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Cloud</th>
-              <th scope="col">Details</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {(list.data?.targets ?? []).map((t) => (
-              <tr key={t.id}>
-                <td>
-                  <code>{t.id}</code>
-                </td>
-                <td>{t.name}</td>
-                <td>{t.kind}</td>
-                <td>{CLOUD_LABEL[t.cloud]}</td>
-                <td class="wrap">
-                  {describeTarget(t)}
-                  {t.untargetable && <span class="reason">Not a target: {t.untargetable}</span>}
-                </td>
-                <td class="actions">
-                  <button
-                    type="button"
-                    class="secondary"
-                    aria-label={`Edit ${t.id}`}
-                    onClick={() => {
-                      setEditing(t);
-                      setDraft(draftOf(t));
-                      setProblem(undefined);
-                      document.getElementById('t-name')?.focus();
-                    }}
-                  >
-                    Edit
-                  </button>
-                  {confirming === t.id ? (
-                    <button type="button" class="danger" onClick={() => remove(t.id)}>
-                      Confirm delete
-                    </button>
-                  ) : (
-                    <button
-                      type="button"
-                      class="secondary"
-                      aria-label={`Delete ${t.id}`}
-                      onClick={() => setConfirming(t.id)}
-                    >
-                      Delete
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </ScrollRegion>
+      <ListTable
+        label="Targets table"
+        columns={['Id', 'Name', 'Kind', 'Cloud', 'Details', { hidden: 'Actions' }]}
+      >
+        {(list.data?.targets ?? []).map((t) => (
+          <tr key={t.id}>
+            <td>
+              <code>{t.id}</code>
+            </td>
+            <td>{t.name}</td>
+            <td>{t.kind}</td>
+            <td>{CLOUD_LABEL[t.cloud]}</td>
+            <td class="wrap">
+              {describeTarget(t)}
+              {t.untargetable && <span class="reason">Not a target: {t.untargetable}</span>}
+            </td>
+            <td class="actions">
+              <button
+                type="button"
+                class="secondary"
+                aria-label={`Edit ${t.id}`}
+                onClick={() => {
+                  setEditing(t);
+                  setDraft(draftOf(t));
+                  setProblem(undefined);
+                  document.getElementById('t-name')?.focus();
+                }}
+              >
+                Edit
+              </button>
+              {confirming === t.id ? (
+                <button type="button" class="danger" onClick={() => remove(t.id)}>
+                  Confirm delete
+                </button>
+              ) : (
+                <button
+                  type="button"
+                  class="secondary"
+                  aria-label={`Delete ${t.id}`}
+                  onClick={() => setConfirming(t.id)}
+                >
+                  Delete
+                </button>
+              )}
+            </td>
+          </tr>
+        ))}
+      </ListTable>
     </section>
   );
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ValidationError } from '../../domain/errors.ts';
+import { decodeJsonCursor, invalidCursor } from '../../domain/cursor.ts';
 import type { LogLine, LogLineInput, LogPage, LogStream } from '../../ports/log-store.ts';
 
 /**
@@ -138,23 +138,11 @@ function encodeCursor(position: Position): string {
   return Buffer.from(JSON.stringify(position), 'utf8').toString('base64url');
 }
 
-const invalidCursor = () =>
-  new ValidationError('cursor is not a cursor this API returned', [
-    { path: 'cursor', message: 'invalid cursor' },
-  ]);
-
 const COUNT = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 
 /** Only a cursor this module made passes: the right fields and types, and it re-encodes to itself. */
 function decodeCursor(cursor: string): Position {
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw invalidCursor();
-  }
-  if (typeof value !== 'object' || value === null) throw invalidCursor();
-  const { g, p, a } = value as Record<string, unknown>;
+  const { g, p, a } = decodeJsonCursor(cursor);
   if (
     !COUNT(g) ||
     !COUNT(p) ||

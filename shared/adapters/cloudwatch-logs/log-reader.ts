@@ -3,6 +3,7 @@ import {
   GetLogEventsCommand,
   type GetLogEventsCommandOutput,
 } from '@aws-sdk/client-cloudwatch-logs';
+import { decodeJsonCursor, invalidCursor } from '../../domain/cursor.ts';
 import { ValidationError } from '../../domain/errors.ts';
 import { type LogLine, type LogPage, type LogReader, logPageSize } from '../../ports/log-store.ts';
 
@@ -149,25 +150,12 @@ function encodeCursor(position: Position): string {
   return Buffer.from(JSON.stringify(position), 'utf8').toString('base64url');
 }
 
-function invalidCursor(): ValidationError {
-  return new ValidationError('cursor is not a cursor this API returned', [
-    { path: 'cursor', message: 'invalid cursor' },
-  ]);
-}
-
 const isShortText = (value: unknown): value is string =>
   typeof value === 'string' && value.length > 0 && value.length <= 1024;
 
 /** Only a cursor this reader made passes: the right fields, the right types, and it re-encodes to itself. */
 function decodeCursor(cursor: string): Position {
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw invalidCursor();
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidCursor();
-  const { s, t, n, ...rest } = value as Record<string, unknown>;
+  const { s, t, n, ...rest } = decodeJsonCursor(cursor);
   if (
     Object.keys(rest).length > 0 ||
     (s !== undefined && !isShortText(s)) ||

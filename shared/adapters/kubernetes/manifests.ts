@@ -18,7 +18,7 @@ import {
  *   timeout + a margin (image pull and shim start-up; the shim itself stops
  *   the tool at the timeout with exit 124), `terminationGracePeriodSeconds` =
  *   the cleanup grace. Its security context passes the Pod Security
- *   `restricted` level (non-root uid 10001, the `USER` of every runners/<image>/Dockerfile, no
+ *   `restricted` level (non-root uid 10001, the `USER` of runners/Dockerfile, no
  *   privilege escalation, all capabilities dropped, RuntimeDefault seccomp),
  *   so the namespace can enforce it. The root filesystem stays writable: the
  *   shim and Ansible write to the home and temp directories.

@@ -1,4 +1,4 @@
-import { holdingBack, type Redactor } from './redactor.ts';
+import { holdingBack, type Redactor, ScanOutput } from './redactor.ts';
 
 /**
  * Aho–Corasick automaton over UTF-16 code units. Characters are mapped to
@@ -162,15 +162,12 @@ export function scanner(a: Automaton, mask: string): Redactor {
    * on is held back.
    */
   const scan = (text: string, final: boolean): { out: string; rest: string } => {
-    let out = '';
-    let plainFrom = 0;
+    const o = new ScanOutput(text);
     let s = 0;
     let j = 0;
-    let candStart = -1;
-    let candEnd = -1;
     const n = text.length;
     for (;;) {
-      if (candStart < 0 && s < denseStates) {
+      if (o.start < 0 && s < denseStates) {
         // Hot loop: no match pending, shallow states, no pattern ends here.
         let row = s * classes;
         let v = 0;
@@ -188,32 +185,19 @@ export function scanner(a: Automaton, mask: string): Redactor {
       } else if (j < n) {
         s = step(s, classOf[text.charCodeAt(j)]!);
         j++;
-      } else if (candStart < 0 || !final) {
+      } else if (o.start < 0 || !final) {
         break;
       }
       // (At the end of a final scan with a match pending, this falls through to commit it.)
-      const m = outLen[s]!;
-      if (m !== 0) {
-        const start = j - m;
-        if (candStart < 0 || start < candStart) {
-          candStart = start;
-          candEnd = j;
-        } else if (start === candStart) {
-          candEnd = j;
-        }
-      }
-      if (candStart < 0 || (j - live[s]! <= candStart && (j < n || !final))) continue;
+      o.offer(outLen[s]!, j);
+      if (!o.decided(j, live[s]!, j < n || !final)) continue;
       // Commit the candidate: nothing still in progress can start at or before it.
-      out += text.slice(plainFrom, candStart) + mask;
-      plainFrom = candEnd;
-      j = candEnd;
+      j = o.end;
+      o.commit(o.start, j, mask);
       s = 0;
-      candStart = -1;
     }
-    if (final) return { out: out + text.slice(plainFrom), rest: '' };
     // A pending match was not committed, so a pattern in progress starts at or before it: hold from there.
-    const holdFrom = Math.max(plainFrom, n - live[s]!);
-    return { out: out + text.slice(plainFrom, holdFrom), rest: text.slice(holdFrom) };
+    return o.result(final, n - live[s]!);
   };
 
   return holdingBack(scan);

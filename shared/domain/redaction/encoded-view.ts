@@ -1,5 +1,5 @@
 import { type Automaton, stepOf } from './automaton.ts';
-import { holdingBack, type Redactor } from './redactor.ts';
+import { holdingBack, type Redactor, ScanOutput } from './redactor.ts';
 
 /** How an encoded pass reads the text: what it skips between two symbols. */
 export interface View {
@@ -111,18 +111,16 @@ export function viewScanner(a: Automaton, view: View, mask: string): Redactor {
   const step = stepOf(a);
 
   const scan = (text: string, final: boolean): { out: string; rest: string } => {
-    let out = '';
-    let plainFrom = 0;
+    // Its candidate counts symbols: symbol k starts at text[starts[k & wrap]].
+    const o = new ScanOutput(text);
     let s = 0;
     let j = 0;
-    /** Symbols read so far; symbol k starts at text[starts[k & wrap]]. */
+    /** Symbols read so far. */
     let k = 0;
-    let candStart = -1;
-    let candEnd = -1;
     const n = text.length;
     for (;;) {
       let read = false;
-      if (candStart < 0 && s < denseStates && j < n) {
+      if (o.start < 0 && s < denseStates && j < n) {
         // Hot loop: no match pending, shallow states, one character per symbol.
         let row = s * classes;
         let hit = -1;
@@ -176,34 +174,21 @@ export function viewScanner(a: Automaton, view: View, mask: string): Redactor {
         j += width;
         k++;
         s = cls === 0 ? 0 : step(s, cls);
-      } else if (candStart < 0 || !final) {
+      } else if (o.start < 0 || !final) {
         break;
       }
-      const m = outLen[s]!;
-      if (m !== 0) {
-        const start = k - m;
-        if (candStart < 0 || start < candStart) {
-          candStart = start;
-          candEnd = k;
-        } else if (start === candStart) {
-          candEnd = k;
-        }
-      }
-      if (candStart < 0 || (k - live[s]! <= candStart && (j < n || !final))) continue;
-      const from = starts[candStart & wrap]!;
-      const last = starts[(candEnd - 1) & wrap]!;
+      o.offer(outLen[s]!, k);
+      if (!o.decided(k, live[s]!, j < n || !final)) continue;
+      const from = starts[o.start & wrap]!;
+      const last = starts[(o.end - 1) & wrap]!;
       // A match ends on a pattern symbol: `\/` if it starts with a backslash, else one character.
       const to = last + (text.charCodeAt(last) === BACKSLASH ? 2 : 1);
-      out += text.slice(plainFrom, from) + maskSpan(text.slice(from, to), mask);
-      plainFrom = to;
+      o.commit(from, to, maskSpan(text.slice(from, to), mask));
       j = to;
       s = 0;
-      candStart = -1;
     }
-    if (final) return { out: out + text.slice(plainFrom), rest: '' };
     // Hold from the first symbol of the pattern in progress, or from where reading stopped for want of text.
-    const holdFrom = Math.max(plainFrom, live[s]! > 0 ? starts[(k - live[s]!) & wrap]! : j);
-    return { out: out + text.slice(plainFrom, holdFrom), rest: text.slice(holdFrom) };
+    return o.result(final, live[s]! > 0 ? starts[(k - live[s]!) & wrap]! : j);
   };
 
   return holdingBack(scan);

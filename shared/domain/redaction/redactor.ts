@@ -18,6 +18,58 @@ export const REDACTOR_FAILED = 'output withheld: the redactor failed';
 export type Scan = (text: string, final: boolean) => { out: string; rest: string };
 
 /**
+ * What one scan of a redactor has decided so far: the output up to
+ * `plainFrom` of the text, and the candidate, the leftmost match found so far
+ * (longest for its start) in the scan's positions (characters, or a view's
+ * symbols), `start` -1 when there is none. The automaton scanners share it;
+ * their hot loops read no more of it than `start`.
+ */
+export class ScanOutput {
+  out = '';
+  plainFrom = 0;
+  start = -1;
+  end = -1;
+
+  constructor(readonly text: string) {}
+
+  /** A pattern of `length` positions (0: none) ends at `at`. */
+  offer(length: number, at: number): void {
+    if (length === 0) return;
+    const start = at - length;
+    if (this.start < 0 || start < this.start) {
+      this.start = start;
+      this.end = at;
+    } else if (start === this.start) {
+      this.end = at;
+    }
+  }
+
+  /**
+   * Whether the candidate is decided at `at`: no pattern still in progress
+   * (`inProgress` positions read of it) can start at or before it, or the
+   * text is over (`more` false).
+   */
+  decided(at: number, inProgress: number, more: boolean): boolean {
+    return this.start >= 0 && (at - inProgress > this.start || !more);
+  }
+
+  /** Let text[plainFrom, from) through, write `replacement` for text[from, to), and drop the candidate. */
+  commit(from: number, to: number, replacement: string): void {
+    this.out += this.text.slice(this.plainFrom, from) + replacement;
+    this.plainFrom = to;
+    this.start = -1;
+  }
+
+  /** The scan's result: at the end of the text, all of it; otherwise the output up to `holdFrom` and the rest held back. */
+  result(final: boolean, holdFrom: number): { out: string; rest: string } {
+    const { out, plainFrom, text } = this;
+    if (final) return { out: out + text.slice(plainFrom), rest: '' };
+    const hold = Math.max(plainFrom, holdFrom);
+    return { out: out + text.slice(plainFrom, hold), rest: text.slice(hold) };
+  }
+}
+
+/**
  * A Redactor over `scan`: each push scans the held-back tail and the new
  * chunk and holds back what is still undecided; flush scans the tail as the
  * end of the text. The output is the same for any chunking when `scan` is.

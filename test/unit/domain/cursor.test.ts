@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   decodeIdCursor,
+  decodeJsonCursor,
   decodeSeqCursor,
   encodeIdCursor,
   encodeSeqCursor,
@@ -56,5 +57,19 @@ describe('sequence cursors', () => {
       expect(() => decodeSeqCursor(Buffer.from(text).toString('base64url')), text).toThrow(ValidationError);
     }
     expect(() => decodeSeqCursor('%%%')).toThrow(ValidationError);
+  });
+});
+
+describe('JSON cursors', () => {
+  const cursorOf = (text: string) => Buffer.from(text, 'utf8').toString('base64url');
+
+  it('hands back the object a log reader encoded', () => {
+    expect(decodeJsonCursor(cursorOf('{"g":1,"p":2}'))).toEqual({ g: 1, p: 2 });
+  });
+
+  it('refuses junk, arrays, null and scalars with ValidationError on `cursor`', () => {
+    for (const text of ['not json', '[1,2]', 'null', '42', '"text"']) {
+      expect(() => decodeJsonCursor(cursorOf(text)), text).toThrow(ValidationError);
+    }
   });
 });
