@@ -64,6 +64,8 @@ export interface LocalModeOptions {
   readonly executor?: Executor;
   /** How often the reconciler sweeps (default 15 s). */
   readonly reconcileEverySeconds?: number;
+  /** Every SQL statement the database runs (tests count commits with it); see openDatabase. */
+  readonly traceSql?: (sql: string) => void;
 }
 
 export interface LocalMode {
@@ -111,7 +113,10 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const { token, created } = await ensureToken(dataDir, env.REMOTE_WORKER_TOKEN);
 
-  const db = openDatabase(join(dataDir, 'remote-worker.db'));
+  const db = openDatabase(
+    join(dataDir, 'remote-worker.db'),
+    options.traceSql === undefined ? {} : { trace: options.traceSql },
+  );
   const store = new SqliteRunStore({ db, clock });
   const targets = new SqliteTargetStore({ db });
   const logs = new SqliteLogStore({ db, clock });

@@ -10,12 +10,14 @@ import { RUN_STATES, type Run, type RunState, TERMINAL_STATES } from '../../doma
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import {
   type CreateRunOptions,
+  type CreateRunResult,
   pageOf,
   type RunPage,
   type RunQuery,
   type RunStore,
 } from '../../ports/run-store.ts';
 import type { SqliteDatabase } from './database.ts';
+import { SqliteWorkQueue } from './work-queue.ts';
 
 const MAX_PAGE = 100;
 const DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
@@ -104,37 +106,60 @@ export class SqliteRunStore implements RunStore {
     );
   }
 
-  async createRun(run: Run, options: CreateRunOptions = {}): Promise<{ run: Run; created: boolean }> {
+  /**
+   * One commit: the run, its idempotency key and, when `options.enqueue`
+   * names a queue in this database, its message (so a run is never recorded
+   * without it, nor announced without being recorded).
+   */
+  async createRun(run: Run, options: CreateRunOptions = {}): Promise<CreateRunResult> {
     const { idempotencyKey, fingerprint } = options;
-    if (idempotencyKey === undefined) {
-      this.#db.transaction(() => this.#insert(run)).immediate();
-      return { run, created: true };
-    }
-    if (fingerprint === undefined) {
+    if (idempotencyKey !== undefined && fingerprint === undefined) {
       // Without a fingerprint a retried key could silently return a run for a different request.
       throw new ValidationError('An idempotency key needs a request fingerprint', [
         { path: 'fingerprint', message: 'required with idempotencyKey' },
       ]);
     }
-    return this.#db
-      .transaction((): { run: Run; created: boolean } => {
-        const nowMs = this.#clock.nowMs();
-        this.#purgeKeys.run(nowMs);
-        const existing = this.#getKey.get(idempotencyKey);
-        if (existing !== undefined) {
-          if (existing.fingerprint !== fingerprint) {
-            throw new IdempotencyMismatchError(
-              `Idempotency key "${idempotencyKey}" was already used for a different request (run ${existing.run_id})`,
-            );
-          }
-          const first = this.#read(existing.run_id);
+    const message = options.enqueue;
+    const queue =
+      message?.queue instanceof SqliteWorkQueue && message.queue.usesDatabase(this.#db)
+        ? message.queue
+        : undefined;
+    let wake: (() => void) | undefined;
+    const result = this.#db
+      .transaction((): CreateRunResult => {
+        if (idempotencyKey !== undefined && fingerprint !== undefined) {
+          const first = this.#firstRunFor(idempotencyKey, fingerprint);
           if (first !== undefined) return { run: first, created: false };
         }
         this.#insert(run);
-        this.#insertKey.run(idempotencyKey, fingerprint, run.id, nowMs + this.#idempotencyTtlMs);
-        return { run, created: true };
+        if (idempotencyKey !== undefined && fingerprint !== undefined) {
+          this.#insertKey.run(
+            idempotencyKey,
+            fingerprint,
+            run.id,
+            this.#clock.nowMs() + this.#idempotencyTtlMs,
+          );
+        }
+        if (queue === undefined || message === undefined) return { run, created: true };
+        wake = queue.sendWithin(this.#db, message.body);
+        return { run, created: true, enqueued: true };
       })
       .immediate();
+    wake?.();
+    return result;
+  }
+
+  /** The run an unexpired key already made, if any; a key used for a different request throws. */
+  #firstRunFor(idempotencyKey: string, fingerprint: string): Run | undefined {
+    this.#purgeKeys.run(this.#clock.nowMs());
+    const existing = this.#getKey.get(idempotencyKey);
+    if (existing === undefined) return undefined;
+    if (existing.fingerprint !== fingerprint) {
+      throw new IdempotencyMismatchError(
+        `Idempotency key "${idempotencyKey}" was already used for a different request (run ${existing.run_id})`,
+      );
+    }
+    return this.#read(existing.run_id);
   }
 
   async createRuns(runs: readonly Run[]): Promise<void> {
