@@ -23,17 +23,11 @@ import type { AppDeps } from '../../shared/app/deps.ts';
 import { BackendPoller, POLLED_BACKENDS, pollerOptionsFrom } from '../../shared/app/poll-backends.ts';
 import { reconcileRuns } from '../../shared/app/reconcile.ts';
 import { prepareTask } from '../../shared/app/task-prep.ts';
-import { buildCloudSecretSources } from '../../shared/composition/cloud-secrets.ts';
 import { buildDiscovery } from '../../shared/composition/discovery.ts';
-import {
-  buildKubernetesLauncher,
-  collectKubernetesOrphans,
-  usesKubernetesRunner,
-} from '../../shared/composition/kubernetes.ts';
 import { buildLocalCloudLaunchers, LOCAL_ECS_CONTAINER } from '../../shared/composition/local-launchers.ts';
 import { lazyPasswordSafe } from '../../shared/composition/password-safe.ts';
 import { buildLocalStorage } from '../../shared/composition/storage.ts';
-import { loadSettings } from '../../shared/config/settings.ts';
+import { loadSettings, type Settings, selectedRunners } from '../../shared/config/settings.ts';
 import { isTerminal, type Runner } from '../../shared/domain/run.ts';
 import type { HttpHandler } from '../../shared/http/handler.ts';
 import { newId } from '../../shared/lib/ids.ts';
@@ -48,6 +42,13 @@ import { chooseExecutor } from './executor-choice.ts';
 import { createApiServer } from './http-server.ts';
 import { QueuePump } from './queue-pump.ts';
 import { loadStaticSite } from './static-site.ts';
+
+/** The clouds' own secret stores for VM SSH keys, their composition (and SDK loaders) loaded only when set. */
+async function cloudSecretSources(settings: Settings) {
+  if (settings.gcp_project_id === undefined && settings.azure_key_vault_url === undefined) return {};
+  const { buildCloudSecretSources } = await import('../../shared/composition/cloud-secrets.ts');
+  return buildCloudSecretSources(settings);
+}
 
 /** The built web console (`npm run build --prefix console`), served at `/` when present. */
 const CONSOLE_DIST = resolve(import.meta.dirname, '../../console/dist');
@@ -170,7 +171,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
   const material = {
     settings,
     clusterAuth,
-    cloudSecrets: buildCloudSecretSources(settings),
+    cloudSecrets: await cloudSecretSources(settings),
     ...(credentials === undefined ? {} : { credentials }),
     ...(discovery === undefined ? {} : { discovery: discovery.cache }),
   };
@@ -185,10 +186,14 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     ...material,
   };
   const launchers: Launchers = {
-    ...buildLocalCloudLaunchers({ settings, store, logs, clock, logger, secrets, prepareDeps }),
+    ...(await buildLocalCloudLaunchers({ settings, store, logs, clock, logger, secrets, prepareDeps })),
     ...(choice.executor === undefined ? {} : { local: new RelayLauncher(relayQueue, logs) }),
   };
-  if (usesKubernetesRunner(settings)) {
+  if (selectedRunners(settings).has('kubernetes')) {
+    // Loaded only here: @kubernetes/client-node alone is most of an idle local mode's memory.
+    const { buildKubernetesLauncher, collectKubernetesOrphans } = await import(
+      '../../shared/composition/kubernetes.ts'
+    );
     const built = buildKubernetesLauncher({
       settings,
       env,
