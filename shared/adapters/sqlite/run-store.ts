@@ -10,7 +10,6 @@ import { RUN_STATES, type Run, type RunState, TERMINAL_STATES } from '../../doma
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import {
   type CreateRunOptions,
-  type CreateRunResult,
   pageOf,
   type RunPage,
   type RunQuery,
@@ -111,7 +110,10 @@ export class SqliteRunStore implements RunStore {
    * names a queue in this database, its message (so a run is never recorded
    * without it, nor announced without being recorded).
    */
-  async createRun(run: Run, options: CreateRunOptions = {}): Promise<CreateRunResult> {
+  async createRun(
+    run: Run,
+    options: CreateRunOptions = {},
+  ): Promise<{ run: Run; created: boolean; enqueued?: boolean }> {
     const { idempotencyKey, fingerprint } = options;
     if (idempotencyKey !== undefined && fingerprint === undefined) {
       // Without a fingerprint a retried key could silently return a run for a different request.
@@ -126,7 +128,7 @@ export class SqliteRunStore implements RunStore {
         : undefined;
     let wake: (() => void) | undefined;
     const result = this.#db
-      .transaction((): CreateRunResult => {
+      .transaction((): { run: Run; created: boolean; enqueued?: boolean } => {
         if (idempotencyKey !== undefined && fingerprint !== undefined) {
           const first = this.#firstRunFor(idempotencyKey, fingerprint);
           if (first !== undefined) return { run: first, created: false };
