@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { brotliCompressSync, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliCompress, brotliCompressSync, gzip, gzipSync } from 'node:zlib';
 
-/** One file of the built console, held in memory with its compressed forms. */
+/** One file of the built console, held in memory with its compressed forms (made on first use, or ahead by precompressStaticSite). */
 export interface StaticFile {
   readonly body: Buffer;
   readonly gzip: Buffer;
@@ -51,12 +52,31 @@ const SECURITY_HEADERS = {
   'permissions-policy': 'camera=(), microphone=(), geolocation=()',
 } as const;
 
+const GZIP = { level: 9 } as const;
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
+/** Each file's compression in the thread pool, for precompressStaticSite. */
+const warmers = new WeakMap<StaticFile, () => Promise<void>>();
+
+/**
+ * Compressed forms are made when first asked for, not at start: brotli at its
+ * default quality takes a while on the console's scripts, and start-up waited
+ * for it. precompressStaticSite makes them off the event loop meanwhile.
+ */
 function load(path: string, cacheControl: string): StaticFile {
   const body = readFileSync(path);
-  return {
+  let gz: Buffer | undefined;
+  let br: Buffer | undefined;
+  const file: StaticFile = {
     body,
-    gzip: gzipSync(body, { level: 9 }),
-    br: brotliCompressSync(body),
+    get gzip() {
+      gz ??= gzipSync(body, GZIP);
+      return gz;
+    },
+    get br() {
+      br ??= brotliCompressSync(body);
+      return br;
+    },
     etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
     headers: {
       'content-type': CONTENT_TYPES[extname(path)] ?? 'application/octet-stream',
@@ -65,6 +85,17 @@ function load(path: string, cacheControl: string): StaticFile {
       ...SECURITY_HEADERS,
     },
   };
+  warmers.set(file, async () => {
+    const [g, b] = await Promise.all([gzipAsync(body, GZIP), brotliAsync(body)]);
+    gz ??= g;
+    br ??= b;
+  });
+  return file;
+}
+
+/** Make every file's compressed forms in Node's thread pool, so no request (and no start-up) waits for them. */
+export async function precompressStaticSite(site: ReadonlyMap<string, StaticFile>): Promise<void> {
+  await Promise.all([...new Set(site.values())].map((file) => warmers.get(file)?.()));
 }
 
 /**
