@@ -138,6 +138,9 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     maxReceiveCount: RELAY_MAX_RECEIVES,
     deadLetter: relayDlq,
     clock,
+    // Sent by the dispatcher between a local run's claim and its "launched", which the relay's durable claim
+    // follows before anything starts: lost to a power cut with those, it is sent again (sqlite/durability.ts).
+    fsyncSends: false,
   });
   // Local mode is the only consumer of these queues: nothing is in flight across a restart.
   for (const q of [dispatchQueue, dispatchDlq, relayQueue, relayDlq]) q.releaseInFlight();

@@ -6,7 +6,7 @@ import { type LocalMode, startLocalMode } from '../../bin/local-mode/local-mode.
 import { openDatabase } from '../../shared/adapters/sqlite/database.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
 import { SqliteWorkQueue } from '../../shared/adapters/sqlite/work-queue.ts';
-import { newRun } from '../../shared/domain/run.ts';
+import { newRun, requestCancel, transition } from '../../shared/domain/run.ts';
 import type { Executor } from '../../shared/ports/executor.ts';
 import { type CommitCounter, commitCounter } from '../support/commit-counter.ts';
 
@@ -107,13 +107,16 @@ describe('local mode: durable SQLite commits per run', () => {
     expect(counter.counts().unsynced).toBeGreaterThan(0);
   });
 
-  it('makes at most 6 durable commits from the POST to the executor start', async () => {
-    // 1 submit, then the dispatcher's claim, launch intent, relay message and "launched", then the relay's claim.
-    // Fewer once the dispatcher claims with its launch intent in one write (issue 16, item 1 and 5).
+  it('makes two durable commits from the POST to the executor start: the submit and the relay claim', async () => {
+    // The dispatcher's claim, launch intent, relay message and "launched" commit without an fsync; the relay's
+    // claim, right before the executor starts, fsyncs them with it (shared/adapters/sqlite/durability.ts).
     for (let i = 0; i < 3; i++) {
       const { id, before } = await submitOne();
       const at = await waitStarted(id);
-      expect(at - before).toBeLessThanOrEqual(6);
+      expect(counter.durableCommits().slice(before, at)).toEqual([
+        ['INSERT INTO runs', 'INSERT INTO messages'],
+        ['UPDATE runs SET'],
+      ]);
     }
   });
 });
@@ -165,5 +168,35 @@ describe('SqliteRunStore.createRun with a message to enqueue', () => {
     expect(result.enqueued).toBeUndefined();
     expect(elsewhere.depth().visible).toBe(0);
     other.close();
+  });
+});
+
+describe('SqliteRunStore.updateRun durability', () => {
+  const at = '2026-12-01T00:00:00.000Z';
+  const queued = (id: string, runner: 'local' | 'ecs') => ({
+    ...newRun({ id, kind: 'vm', targetId: 't', asset: 'a.yml', requestedBy: 'p', timeoutSeconds: 60 }, at),
+    runner,
+  });
+
+  it("defers the fsync of a local run's claim, not of a cancel request or another runner's claim", async () => {
+    const counter = commitCounter();
+    const db = openDatabase(':memory:', { trace: counter.trace });
+    const store = new SqliteRunStore({ db });
+    const local = queued('local-1', 'local');
+    const ecs = queued('ecs-1', 'ecs');
+    await store.createRuns([local, ecs]);
+    const start = counter.counts();
+
+    const claimed = await store.updateRun(transition(local, 'dispatching', at), local.version);
+    const afterClaim = counter.counts();
+    await store.updateRun(requestCancel(claimed, at), claimed.version);
+    const afterCancel = counter.counts();
+    await store.updateRun(transition(ecs, 'dispatching', at), ecs.version);
+    const afterEcs = counter.counts();
+    db.close();
+
+    expect(afterClaim).toEqual({ durable: start.durable, unsynced: start.unsynced + 1 });
+    expect(afterCancel).toEqual({ durable: start.durable + 1, unsynced: start.unsynced + 1 });
+    expect(afterEcs).toEqual({ durable: start.durable + 2, unsynced: start.unsynced + 1 });
   });
 });

@@ -142,6 +142,8 @@ function migrate(db: SqliteDatabase): void {
  * frames too, since the WAL is written in order.
  */
 export function commitWithoutFsync<T>(db: SqliteDatabase, write: () => T): T {
+  // Inside a caller's transaction the caller's commit decides (and SQLite refuses the pragma there).
+  if (db.inTransaction) return write();
   const previous = db.pragma('synchronous', { simple: true }) as number;
   if (previous !== SYNCHRONOUS_FULL) return db.transaction(write).immediate();
   db.pragma('synchronous = NORMAL');

@@ -15,7 +15,8 @@ import {
   type RunQuery,
   type RunStore,
 } from '../../ports/run-store.ts';
-import type { SqliteDatabase } from './database.ts';
+import { commitWithoutFsync, type SqliteDatabase } from './database.ts';
+import { mayDeferFsync } from './durability.ts';
 import { SqliteWorkQueue } from './work-queue.ts';
 
 const MAX_PAGE = 100;
@@ -183,14 +184,17 @@ export class SqliteRunStore implements RunStore {
         `Run ${run.id}: the new version (${run.version}) must be greater than the expected version (${expectedVersion})`,
       );
     }
-    const result = this.#updateRun.run(
-      run.state,
-      run.batchId ?? null,
-      run.version,
-      JSON.stringify(run),
-      run.id,
-      expectedVersion,
-    );
+    const write = () =>
+      this.#updateRun.run(
+        run.state,
+        run.batchId ?? null,
+        run.version,
+        JSON.stringify(run),
+        run.id,
+        expectedVersion,
+      );
+    // A local run's steps before the relay's (durable) claim need no fsync of their own: durability.ts.
+    const result = mayDeferFsync(run) ? commitWithoutFsync(this.#db, write) : write();
     if (result.changes === 1) return run;
 
     const stored = this.#getVersion.get(run.id);

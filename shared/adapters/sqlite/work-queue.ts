@@ -78,6 +78,13 @@ export interface SqliteWorkQueueOptions {
   /** Must live in the same database. */
   readonly deadLetter?: SqliteWorkQueue;
   readonly clock?: Clock;
+  /**
+   * False: `send` commits without an fsync, for a queue whose messages are
+   * redone when lost — each is sent in a step a later durable commit of the
+   * same database always follows before anything acts on it (durability.ts).
+   * Default true.
+   */
+  readonly fsyncSends?: boolean;
 }
 
 /**
@@ -105,6 +112,7 @@ export class SqliteWorkQueue implements WorkQueue {
   readonly #visibilityTimeoutSeconds: number;
   readonly #redrive: { readonly maxReceiveCount: number; readonly deadLetter: SqliteWorkQueue } | undefined;
   readonly #wakeKey: string;
+  readonly #fsyncSends: boolean;
 
   readonly #insert;
   readonly #candidates;
@@ -138,6 +146,7 @@ export class SqliteWorkQueue implements WorkQueue {
     this.#clock = options.clock ?? systemClock;
     this.#visibilityTimeoutSeconds = visibilityTimeoutSeconds;
     this.#wakeKey = `${db.name}\0${name}`;
+    this.#fsyncSends = options.fsyncSends ?? true;
 
     this.#insert = db.prepare<[string, string, string, string, number]>(
       'INSERT INTO messages (id, queue, body, sent_at, visible_at_ms) VALUES (?, ?, ?, ?, ?)',
@@ -180,7 +189,10 @@ export class SqliteWorkQueue implements WorkQueue {
     checkSeconds('delaySeconds', delaySeconds, MAX_DELAY_SECONDS);
     checkBody(body, 'body');
     const id = randomUUID();
-    this.#insert.run(id, this.name, body, this.#clock.now(), this.#clock.nowMs() + delaySeconds * 1000);
+    const insert = () =>
+      this.#insert.run(id, this.name, body, this.#clock.now(), this.#clock.nowMs() + delaySeconds * 1000);
+    if (this.#fsyncSends) insert();
+    else commitWithoutFsync(this.#db, insert);
     if (delaySeconds === 0) notify(this.#wakeKey);
     return id;
   }
