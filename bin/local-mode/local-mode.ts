@@ -41,7 +41,7 @@ import { bearerAuthenticator, ensureToken } from './auth-token.ts';
 import { chooseExecutor } from './executor-choice.ts';
 import { createApiServer } from './http-server.ts';
 import { QueuePump } from './queue-pump.ts';
-import { loadStaticSite, precompressStaticSite } from './static-site.ts';
+import { loadStaticSite } from './static-site.ts';
 
 /** The clouds' own secret stores for VM SSH keys, their composition (and SDK loaders) loaded only when set. */
 async function cloudSecretSources(settings: Settings) {
@@ -253,13 +253,6 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     server.once('error', fail);
     server.listen(port, host, () => ok());
   });
-  if (site !== undefined) {
-    precompressStaticSite(site).catch((error: unknown) =>
-      logger.warn('the console files could not be compressed ahead; they are on first request', {
-        error: error as Error,
-      }),
-    );
-  }
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
 

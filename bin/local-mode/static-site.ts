@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { promisify } from 'node:util';
-import { brotliCompress, brotliCompressSync, gzip, gzipSync } from 'node:zlib';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 
-/** One file of the built console, held in memory with its compressed forms (made on first use, or ahead by precompressStaticSite). */
+/** One file of the built console, held in memory with its compressed forms (each made when first asked for). */
 export interface StaticFile {
   readonly body: Buffer;
   readonly gzip: Buffer;
@@ -53,15 +52,12 @@ const SECURITY_HEADERS = {
 } as const;
 
 const GZIP = { level: 9 } as const;
-const gzipAsync = promisify(gzip);
-const brotliAsync = promisify(brotliCompress);
-/** Each file's compression in the thread pool, for precompressStaticSite. */
-const warmers = new WeakMap<StaticFile, () => Promise<void>>();
 
 /**
- * Compressed forms are made when first asked for, not at start: brotli at its
- * default quality takes a while on the console's scripts, and start-up waited
- * for it. precompressStaticSite makes them off the event loop meanwhile.
+ * Compressed forms are made when a client first asks for them, not at start:
+ * brotli at its default quality takes a while on the console's scripts (start-up
+ * waited ~1.4 s for it here), and an API-only local mode never needs them (nor
+ * the few MiB brotli's encoder leaves resident).
  */
 function load(path: string, cacheControl: string): StaticFile {
   const body = readFileSync(path);
@@ -85,17 +81,7 @@ function load(path: string, cacheControl: string): StaticFile {
       ...SECURITY_HEADERS,
     },
   };
-  warmers.set(file, async () => {
-    const [g, b] = await Promise.all([gzipAsync(body, GZIP), brotliAsync(body)]);
-    gz ??= g;
-    br ??= b;
-  });
   return file;
-}
-
-/** Make every file's compressed forms in Node's thread pool, so no request (and no start-up) waits for them. */
-export async function precompressStaticSite(site: ReadonlyMap<string, StaticFile>): Promise<void> {
-  await Promise.all([...new Set(site.values())].map((file) => warmers.get(file)?.()));
 }
 
 /**
