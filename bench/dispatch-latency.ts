@@ -1,28 +1,38 @@
 /**
  * Local-mode latency and throughput with a no-op executor, so the figures are
  * the control plane's own cost (HTTP, SQLite, dispatcher, relay claim), not
- * ansible-playbook's. Prints figures; asserts nothing.
+ * ansible-playbook's; each beside a floor measured in the same run against a
+ * process that only answers HTTP and commits one row per request to a
+ * better-sqlite3 WAL database with synchronous=FULL (bench/support/floor-server.mjs):
+ * - POST sent → executor start, one run at a time, against one HTTP round trip + one durable commit;
+ * - runs/s end to end (submitted at once, until every run succeeded) against (HTTP request + commit)/s at
+ *   the same concurrency.
+ * Prints figures; asserts nothing.
  *
  *   npm run bench            # defaults: 50 sequential runs, 300 concurrent runs
  *   BENCH_RUNS=200 npm run bench
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { startLocalMode } from '../bin/local-mode/local-mode.ts';
+import { reportFigure } from './support/figures.ts';
+import { REPO, startFloor } from './support/listening-process.ts';
 import { LOCALHOST_TARGET } from './support/localhost-target.ts';
 import { noopExecutor } from './support/noop-executor.ts';
 import { quantile } from './support/stats.ts';
 
-const REPO = resolve(import.meta.dirname, '..');
+const sequential = Number(process.env.BENCH_SEQUENTIAL ?? 50);
+const total = Number(process.env.BENCH_RUNS ?? 300);
+const WARM_UP = 10;
+
 const started = new Map<string, number>();
-
-const executor = noopExecutor(started);
-
 const dataDir = mkdtempSync(join(tmpdir(), 'rw-bench-'));
+const floorDir = mkdtempSync(join(tmpdir(), 'rw-bench-floor-'));
 const local = await startLocalMode({
   cwd: REPO,
-  executor,
+  executor: noopExecutor(started),
   env: {
     PORT: '0',
     REMOTE_WORKER_DATA_DIR: dataDir,
@@ -31,6 +41,13 @@ const local = await startLocalMode({
     RELAY_CONCURRENCY: '8',
   },
 });
+const floor = await startFloor(floorDir);
+// A second, read-only connection: counting finished runs must not cost the API requests.
+const reader = new Database(join(dataDir, 'remote-worker.db'), { readonly: true });
+const succeeded = reader.prepare<[], { n: number }>(
+  "SELECT COUNT(*) AS n FROM runs WHERE state = 'succeeded'",
+);
+
 const headers = { authorization: 'Bearer bench', 'content-type': 'application/json' };
 const call = async (method: string, path: string, body?: unknown) => {
   const res = await fetch(local.url + path, {
@@ -40,49 +57,66 @@ const call = async (method: string, path: string, body?: unknown) => {
   });
   return (await res.json()) as { id: string; state: string };
 };
+const commitOnFloor = async () => {
+  const res = await fetch(`${floor.url}/`, { method: 'POST', headers, body: JSON.stringify(runBody) });
+  await res.arrayBuffer();
+};
 await call('PUT', '/targets/localhost', LOCALHOST_TARGET);
 const runBody = { kind: 'vm', targetId: 'localhost', asset: 'hello/site.yml' };
 
-async function waitStarted(ids: readonly string[]): Promise<void> {
-  while (ids.some((id) => !started.has(id))) await new Promise((r) => setTimeout(r, 2));
+async function waitStarted(id: string): Promise<number> {
+  for (;;) {
+    const at = started.get(id);
+    if (at !== undefined) return at;
+    await new Promise((r) => setImmediate(r));
+  }
 }
 
-// 1. Latency: one run at a time, from the 202 arriving to the executor's start.
-const sequential = Number(process.env.BENCH_SEQUENTIAL ?? 50);
+// 1. Latency, one run at a time: from just before the POST is sent to the executor's start.
 const latencies: number[] = [];
-for (let i = 0; i < sequential; i++) {
+for (let i = 0; i < WARM_UP + sequential; i++) {
+  const sent = performance.now();
   const run = await call('POST', '/runs', runBody);
-  const accepted = performance.now();
-  await waitStarted([run.id]);
-  latencies.push((started.get(run.id) ?? accepted) - accepted);
+  const at = await waitStarted(run.id);
+  if (i >= WARM_UP) latencies.push(at - sent);
+}
+const floorLatencies: number[] = [];
+for (let i = 0; i < WARM_UP + sequential; i++) {
+  const sent = performance.now();
+  await commitOnFloor();
+  if (i >= WARM_UP) floorLatencies.push(performance.now() - sent);
 }
 
-// 2. Throughput: submit many at once, time until every run is terminal.
-const total = Number(process.env.BENCH_RUNS ?? 300);
+// 2. Throughput: submit many at once, until every run has succeeded.
+const before = succeeded.get()?.n ?? 0;
 const t0 = performance.now();
-const ids = await Promise.all(
-  Array.from({ length: total }, async () => (await call('POST', '/runs', runBody)).id),
-);
-const submittedMs = performance.now() - t0;
-// Every run must be terminal.
-let pending = ids.length;
-while (pending > 0) {
-  const states = await Promise.all(ids.map(async (id) => (await call('GET', `/runs/${id}`)).state));
-  pending = states.filter((s) => s !== 'succeeded').length;
-  if (pending > 0) await new Promise((r) => setTimeout(r, 50));
-}
-const totalMs = performance.now() - t0;
+await Promise.all(Array.from({ length: total }, () => call('POST', '/runs', runBody)));
+while ((succeeded.get()?.n ?? 0) - before < total) await new Promise((r) => setTimeout(r, 2));
+const runsPerSecond = (total / (performance.now() - t0)) * 1000;
 
-console.log(`local mode, no-op executor, ${process.version}, SQLite synchronous=FULL`);
-console.log(
-  `accepted → executor start (n=${sequential}): median ${quantile(latencies, 0.5).toFixed(1)} ms, p90 ${quantile(latencies, 0.9).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms`,
-);
-console.log(
-  `submit ${total} runs concurrently: ${submittedMs.toFixed(0)} ms (${((total / submittedMs) * 1000).toFixed(0)} accepted/s)`,
-);
-console.log(
-  `all ${total} runs succeeded after ${totalMs.toFixed(0)} ms: ${((total / totalMs) * 1000).toFixed(1)} runs/s end to end`,
-);
+const f0 = performance.now();
+await Promise.all(Array.from({ length: total }, commitOnFloor));
+const floorPerSecond = (total / (performance.now() - f0)) * 1000;
 
+reportFigure({
+  figure: 'local mode: POST sent → executor start (no-op executor)',
+  now: quantile(latencies, 0.5),
+  floor: quantile(floorLatencies, 0.5),
+  unit: 'ms',
+  goal: '≤ 1.5×',
+  note: `median of ${sequential} (p90 ${quantile(latencies, 0.9).toFixed(1)} ms); floor: one HTTP round trip + one durable SQLite commit (p90 ${quantile(floorLatencies, 0.9).toFixed(1)} ms)`,
+});
+reportFigure({
+  figure: 'local mode runs/s end to end (no-op)',
+  now: runsPerSecond,
+  floor: floorPerSecond,
+  unit: 'runs/s',
+  goal: '≥ 0.5',
+  note: `${total} runs submitted at once until all succeeded; floor: ${total} concurrent (HTTP request + durable commit)s`,
+});
+
+reader.close();
+await floor.stop();
 await local.close({ drainMs: 1000 });
 rmSync(dataDir, { recursive: true, force: true });
+rmSync(floorDir, { recursive: true, force: true });

@@ -23,17 +23,11 @@ import type { AppDeps } from '../../shared/app/deps.ts';
 import { BackendPoller, POLLED_BACKENDS, pollerOptionsFrom } from '../../shared/app/poll-backends.ts';
 import { reconcileRuns } from '../../shared/app/reconcile.ts';
 import { prepareTask } from '../../shared/app/task-prep.ts';
-import { buildCloudSecretSources } from '../../shared/composition/cloud-secrets.ts';
 import { buildDiscovery } from '../../shared/composition/discovery.ts';
-import {
-  buildKubernetesLauncher,
-  collectKubernetesOrphans,
-  usesKubernetesRunner,
-} from '../../shared/composition/kubernetes.ts';
 import { buildLocalCloudLaunchers, LOCAL_ECS_CONTAINER } from '../../shared/composition/local-launchers.ts';
+import { buildLocalStorage } from '../../shared/composition/local-storage.ts';
 import { lazyPasswordSafe } from '../../shared/composition/password-safe.ts';
-import { buildLocalStorage } from '../../shared/composition/storage.ts';
-import { loadSettings } from '../../shared/config/settings.ts';
+import { loadSettings, type Settings, selectedRunners } from '../../shared/config/settings.ts';
 import { isTerminal, type Runner } from '../../shared/domain/run.ts';
 import type { HttpHandler } from '../../shared/http/handler.ts';
 import { newId } from '../../shared/lib/ids.ts';
@@ -48,6 +42,13 @@ import { chooseExecutor } from './executor-choice.ts';
 import { createApiServer } from './http-server.ts';
 import { QueuePump } from './queue-pump.ts';
 import { loadStaticSite } from './static-site.ts';
+
+/** The clouds' own secret stores for VM SSH keys, their composition (and SDK loaders) loaded only when set. */
+async function cloudSecretSources(settings: Settings) {
+  if (settings.gcp_project_id === undefined && settings.azure_key_vault_url === undefined) return {};
+  const { buildCloudSecretSources } = await import('../../shared/composition/cloud-secrets.ts');
+  return buildCloudSecretSources(settings);
+}
 
 /** The built web console (`npm run build --prefix console`), served at `/` when present. */
 const CONSOLE_DIST = resolve(import.meta.dirname, '../../console/dist');
@@ -64,6 +65,8 @@ export interface LocalModeOptions {
   readonly executor?: Executor;
   /** How often the reconciler sweeps (default 15 s). */
   readonly reconcileEverySeconds?: number;
+  /** Every SQL statement the database runs (tests count commits with it); see openDatabase. */
+  readonly traceSql?: (sql: string) => void;
 }
 
 export interface LocalMode {
@@ -111,7 +114,10 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const { token, created } = await ensureToken(dataDir, env.REMOTE_WORKER_TOKEN);
 
-  const db = openDatabase(join(dataDir, 'remote-worker.db'));
+  const db = openDatabase(
+    join(dataDir, 'remote-worker.db'),
+    options.traceSql === undefined ? {} : { trace: options.traceSql },
+  );
   const store = new SqliteRunStore({ db, clock });
   const targets = new SqliteTargetStore({ db });
   const logs = new SqliteLogStore({ db, clock });
@@ -132,6 +138,9 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     maxReceiveCount: RELAY_MAX_RECEIVES,
     deadLetter: relayDlq,
     clock,
+    // Sent by the dispatcher between a local run's claim and its "launched", which the relay's durable claim
+    // follows before anything starts: lost to a power cut with those, it is sent again (sqlite/durability.ts).
+    fsyncSends: false,
   });
   // Local mode is the only consumer of these queues: nothing is in flight across a restart.
   for (const q of [dispatchQueue, dispatchDlq, relayQueue, relayDlq]) q.releaseInFlight();
@@ -165,7 +174,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
   const material = {
     settings,
     clusterAuth,
-    cloudSecrets: buildCloudSecretSources(settings),
+    cloudSecrets: await cloudSecretSources(settings),
     ...(credentials === undefined ? {} : { credentials }),
     ...(discovery === undefined ? {} : { discovery: discovery.cache }),
   };
@@ -180,10 +189,14 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     ...material,
   };
   const launchers: Launchers = {
-    ...buildLocalCloudLaunchers({ settings, store, logs, clock, logger, secrets, prepareDeps }),
+    ...(await buildLocalCloudLaunchers({ settings, store, logs, clock, logger, secrets, prepareDeps })),
     ...(choice.executor === undefined ? {} : { local: new RelayLauncher(relayQueue, logs) }),
   };
-  if (usesKubernetesRunner(settings)) {
+  if (selectedRunners(settings).has('kubernetes')) {
+    // Loaded only here: @kubernetes/client-node alone is most of an idle local mode's memory.
+    const { buildKubernetesLauncher, collectKubernetesOrphans } = await import(
+      '../../shared/composition/kubernetes.ts'
+    );
     const built = buildKubernetesLauncher({
       settings,
       env,

@@ -3,7 +3,7 @@ import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 
-/** One file of the built console, held in memory with its compressed forms. */
+/** One file of the built console, held in memory with its compressed forms (each made when first asked for). */
 export interface StaticFile {
   readonly body: Buffer;
   readonly gzip: Buffer;
@@ -51,12 +51,28 @@ const SECURITY_HEADERS = {
   'permissions-policy': 'camera=(), microphone=(), geolocation=()',
 } as const;
 
+const GZIP = { level: 9 } as const;
+
+/**
+ * Compressed forms are made when a client first asks for them, not at start:
+ * brotli at its default quality takes a while on the console's scripts (start-up
+ * waited ~1.4 s for it here), and an API-only local mode never needs them (nor
+ * the few MiB brotli's encoder leaves resident).
+ */
 function load(path: string, cacheControl: string): StaticFile {
   const body = readFileSync(path);
-  return {
+  let gz: Buffer | undefined;
+  let br: Buffer | undefined;
+  const file: StaticFile = {
     body,
-    gzip: gzipSync(body, { level: 9 }),
-    br: brotliCompressSync(body),
+    get gzip() {
+      gz ??= gzipSync(body, GZIP);
+      return gz;
+    },
+    get br() {
+      br ??= brotliCompressSync(body);
+      return br;
+    },
     etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
     headers: {
       'content-type': CONTENT_TYPES[extname(path)] ?? 'application/octet-stream',
@@ -65,6 +81,7 @@ function load(path: string, cacheControl: string): StaticFile {
       ...SECURITY_HEADERS,
     },
   };
+  return file;
 }
 
 /**

@@ -136,22 +136,24 @@ export async function submitRun(
       : transition(draft, 'refused', now, { reason: refusal ?? 'refused' });
   const run = await keepPasswords(deps, planned, submitted);
 
-  let created: SubmitResult;
+  const announce = encodeRunMessage(run.id);
+  let created: SubmitResult & { readonly enqueued?: boolean };
   try {
-    created = await deps.store.createRun(
-      run,
-      options.idempotencyKey === undefined
+    created = await deps.store.createRun(run, {
+      ...(options.idempotencyKey === undefined
         ? {}
-        : { idempotencyKey: options.idempotencyKey, fingerprint: requestFingerprint(body) },
-    );
+        : { idempotencyKey: options.idempotencyKey, fingerprint: requestFingerprint(body) }),
+      // A store sharing a transaction with the queue sends it in the run's own commit (local mode).
+      ...(run.state === 'queued' ? { enqueue: { queue: deps.dispatchQueue, body: announce } } : {}),
+    });
   } catch (error) {
     await dropPasswords(deps, [run]);
     throw error;
   }
   if (!created.created) await dropPasswords(deps, [run]);
-  if (created.created && created.run.state === 'queued') {
+  if (created.created && created.run.state === 'queued' && created.enqueued !== true) {
     try {
-      await deps.dispatchQueue.send(encodeRunMessage(created.run.id));
+      await deps.dispatchQueue.send(announce);
     } catch (error) {
       // The run is recorded; the reconciler re-enqueues queued runs that never reached the queue.
       deps.logger.error('enqueue failed; the reconciler will retry', {
@@ -160,7 +162,8 @@ export async function submitRun(
       });
     }
   }
-  return created;
+  const { enqueued: _enqueued, ...answer } = created;
+  return answer;
 }
 
 export async function getRun(deps: Pick<AppDeps, 'store'>, id: string): Promise<Run> {

@@ -1,6 +1,6 @@
 import { kubernetesSettingsFrom, loadKubeConfig } from '../adapters/kubernetes/config.ts';
 import { KubernetesLauncher } from '../adapters/kubernetes/launcher.ts';
-import { type Settings, selectedRunners } from '../config/settings.ts';
+import type { Settings } from '../config/settings.ts';
 import { isTerminal, type Run } from '../domain/run.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { PreparedTask } from '../ports/launcher.ts';
@@ -8,15 +8,12 @@ import type { LogStore } from '../ports/log-store.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { RunStore } from '../ports/run-store.ts';
 
-/** True when some runner setting sends work to the `kubernetes` runner. */
-export function usesKubernetesRunner(settings: Settings): boolean {
-  return selectedRunners(settings).has('kubernetes');
-}
-
 /**
  * The `kubernetes` runner of a deployment: settings checked, client built
  * from `kubernetes_kubeconfig` or the pod's own service account. Answers why
  * not when it cannot be built, with the seeds' "not configured" wording.
+ * Import this module only when the runner is wanted (`await import(…)`): it
+ * loads @kubernetes/client-node, most of an idle local mode's memory.
  *
  * @example
  * const built = buildKubernetesLauncher({ settings, env: process.env, store, archive: logs, clock, prepare });

@@ -1,7 +1,5 @@
-import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
-import { ECSClient } from '@aws-sdk/client-ecs';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { CloudWatchLogReader } from '../adapters/cloudwatch-logs/log-reader.ts';
+import type { ECSClient } from '@aws-sdk/client-ecs';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { prepareTask } from '../app/task-prep.ts';
 import { type Settings, selectedRunners } from '../config/settings.ts';
 import type { Run, Runner } from '../domain/run.ts';
@@ -11,7 +9,13 @@ import type { LogReader, LogStore } from '../ports/log-store.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
-import { buildCloudLaunchers } from './launchers.ts';
+
+/**
+ * The one setting each in-cloud runner cannot be built without (ECS its cluster, ACI its resource
+ * group, Cloud Run its project): with none set and none selected, no factory could build one.
+ */
+const CLOUD_RUNNER_ANCHORS = ['ansible_ecs_cluster', 'azure_resource_group', 'gcp_project_id'] as const;
+const CLOUD_RUNNERS: readonly Runner[] = ['ecs', 'aci', 'gcp'];
 
 /** The runner container of the task definitions `ansible_ecs_task_definitions` names. */
 export const LOCAL_ECS_CONTAINER = 'runner';
@@ -24,11 +28,13 @@ export const LOCAL_ECS_CONTAINER = 'runner';
  * `ansible_ecs_log_group`; credentials come from the usual AWS, Azure and
  * Google environment. A runner a setting selects but that cannot be built is
  * named in the start-up log with why; its runs are refused with that reason.
+ * With no cloud runner's settings at all, neither the launchers nor the AWS
+ * SDKs are loaded.
  *
  * @example
  * const launchers = buildLocalCloudLaunchers({ settings, store, logs, clock, logger, secrets, prepareDeps });
  */
-export function buildLocalCloudLaunchers(options: {
+export async function buildLocalCloudLaunchers(options: {
   readonly settings: Settings;
   readonly store: RunStore;
   /** Local mode's own log store: what ACI runs leave before their container groups are deleted. */
@@ -38,8 +44,24 @@ export function buildLocalCloudLaunchers(options: {
   readonly secrets: SecretSource;
   /** What `prepareTask` needs here (stores, storage with staging, secrets, connection material). */
   readonly prepareDeps: Parameters<typeof prepareTask>[0];
-}): Launchers {
+}): Promise<Launchers> {
   const { settings, store, clock, logger } = options;
+  const wanted = selectedRunners(settings);
+  const anchored = CLOUD_RUNNER_ANCHORS.some((key) => settings[key] !== undefined);
+  if (!anchored && !CLOUD_RUNNERS.some((r) => wanted.has(r))) return {};
+  const [
+    { CloudWatchLogsClient },
+    { ECSClient },
+    { SecretsManagerClient },
+    { CloudWatchLogReader },
+    { buildCloudLaunchers },
+  ] = await Promise.all([
+    import('@aws-sdk/client-cloudwatch-logs'),
+    import('@aws-sdk/client-ecs'),
+    import('@aws-sdk/client-secrets-manager'),
+    import('../adapters/cloudwatch-logs/log-reader.ts'),
+    import('./launchers.ts'),
+  ]);
   let ecs: ECSClient | undefined;
   let secretsManager: SecretsManagerClient | undefined;
   const logGroup = settings.ansible_ecs_log_group;
@@ -89,7 +111,6 @@ export function buildLocalCloudLaunchers(options: {
   });
   if (built.logStreams.ecs !== undefined) streams.ecs = built.logStreams.ecs;
   const { kubernetes: _builtBeside, ...launchers } = built.launchers;
-  const wanted = selectedRunners(settings);
   for (const [runner, why] of Object.entries(built.unavailable) as [Runner, string][]) {
     if (runner !== 'kubernetes' && wanted.has(runner)) {
       logger.warn('a runner the settings select is not available', { runner, reason: why });

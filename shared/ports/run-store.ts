@@ -1,5 +1,6 @@
 import { encodeIdCursor } from '../domain/cursor.ts';
 import { type Run, type RunState, transition } from '../domain/run.ts';
+import type { WorkQueue } from './work-queue.ts';
 
 export interface RunQuery {
   readonly batchId?: string;
@@ -30,6 +31,21 @@ export interface CreateRunOptions {
   /** Client `Idempotency-Key`; with `fingerprint` (hash of the request) it makes a retried submit return the first run. */
   readonly idempotencyKey?: string;
   readonly fingerprint?: string;
+  /**
+   * The message that announces a newly created run. A store that can write
+   * to this queue in the run's own transaction sends it in the same commit
+   * and answers `enqueued: true`; any other store leaves it to the caller
+   * (DynamoDB and SQS: the run write, then SendMessage). Never sent for a
+   * run answered from an idempotency key (`created: false`).
+   */
+  readonly enqueue?: { readonly queue: WorkQueue; readonly body: string };
+}
+
+export interface CreateRunResult {
+  readonly run: Run;
+  readonly created: boolean;
+  /** True when `options.enqueue` was sent with the run, in one commit. */
+  readonly enqueued?: boolean;
 }
 
 /**
@@ -47,7 +63,7 @@ export interface RunStore {
    * fingerprint, returns the existing run and `created: false`; with a
    * different fingerprint throws IdempotencyMismatchError.
    */
-  createRun(run: Run, options?: CreateRunOptions): Promise<{ run: Run; created: boolean }>;
+  createRun(run: Run, options?: CreateRunOptions): Promise<CreateRunResult>;
   /** Insert several runs atomically (a batch): all or none. */
   createRuns(runs: readonly Run[]): Promise<void>;
   getRun(id: string): Promise<Run | undefined>;

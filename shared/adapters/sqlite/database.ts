@@ -67,6 +67,14 @@ const MIGRATIONS: readonly string[] = [
   `,
 ];
 
+export interface OpenDatabaseOptions {
+  /**
+   * Called with every statement the connection executes, `BEGIN`/`COMMIT` and pragmas included (tests
+   * count durable commits with it). Statements carry bound values: never log them.
+   */
+  readonly trace?: (sql: string) => void;
+}
+
 /**
  * Open (creating if needed) the local-mode database and bring its schema up
  * to date. One file holds runs, targets, idempotency keys, queue messages and
@@ -83,10 +91,13 @@ const MIGRATIONS: readonly string[] = [
  * const runs = new SqliteRunStore({ db });
  * process.on('exit', () => db.close());
  */
-export function openDatabase(path: string): SqliteDatabase {
+export function openDatabase(path: string, options: OpenDatabaseOptions = {}): SqliteDatabase {
   const isNewFile = path !== ':memory:' && path !== '' && !existsSync(path);
   // `timeout` is better-sqlite3's busy handler: wait for another connection's write lock instead of failing.
-  const db = new Database(path, { timeout: 5000 });
+  const db = new Database(path, {
+    timeout: 5000,
+    ...(options.trace === undefined ? {} : { verbose: (sql: unknown) => options.trace?.(String(sql)) }),
+  });
   try {
     if (isNewFile) {
       // Runs carry extra vars and targets (no secret: plaintext passwords are per-run secrets), yet nothing
@@ -120,3 +131,27 @@ function migrate(db: SqliteDatabase): void {
     if (current < MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);
   }).immediate();
 }
+
+/**
+ * Run `write` as one IMMEDIATE transaction committed without an fsync
+ * (`synchronous = NORMAL` for this commit only). For writes whose loss in a
+ * power cut is harmless because it only undoes a lease: a queue receive, a
+ * visibility change, an acknowledgement (the message comes back and the
+ * consumer, idempotent, skips it). A killed process loses nothing (WAL pages
+ * are in the OS cache), and the next durable commit's fsync covers these
+ * frames too, since the WAL is written in order.
+ */
+export function commitWithoutFsync<T>(db: SqliteDatabase, write: () => T): T {
+  // Inside a caller's transaction the caller's commit decides (and SQLite refuses the pragma there).
+  if (db.inTransaction) return write();
+  const previous = db.pragma('synchronous', { simple: true }) as number;
+  if (previous !== SYNCHRONOUS_FULL) return db.transaction(write).immediate();
+  db.pragma('synchronous = NORMAL');
+  try {
+    return db.transaction(write).immediate();
+  } finally {
+    db.pragma('synchronous = FULL');
+  }
+}
+
+const SYNCHRONOUS_FULL = 2;

@@ -17,7 +17,9 @@ import {
   type RunQuery,
   type RunStore,
 } from '../../ports/run-store.ts';
-import type { SqliteDatabase } from './database.ts';
+import { commitWithoutFsync, type SqliteDatabase } from './database.ts';
+import { mayDeferFsync } from './durability.ts';
+import { SqliteWorkQueue } from './work-queue.ts';
 
 const MAX_PAGE = 100;
 const DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
@@ -110,37 +112,63 @@ export class SqliteRunStore implements RunStore {
     );
   }
 
-  async createRun(run: Run, options: CreateRunOptions = {}): Promise<{ run: Run; created: boolean }> {
+  /**
+   * One commit: the run, its idempotency key and, when `options.enqueue`
+   * names a queue in this database, its message (so a run is never recorded
+   * without it, nor announced without being recorded).
+   */
+  async createRun(
+    run: Run,
+    options: CreateRunOptions = {},
+  ): Promise<{ run: Run; created: boolean; enqueued?: boolean }> {
     const { idempotencyKey, fingerprint } = options;
-    if (idempotencyKey === undefined) {
-      this.#db.transaction(() => this.#insert(run)).immediate();
-      return { run, created: true };
-    }
-    if (fingerprint === undefined) {
+    if (idempotencyKey !== undefined && fingerprint === undefined) {
       // Without a fingerprint a retried key could silently return a run for a different request.
       throw new ValidationError('An idempotency key needs a request fingerprint', [
         { path: 'fingerprint', message: 'required with idempotencyKey' },
       ]);
     }
-    return this.#db
-      .transaction((): { run: Run; created: boolean } => {
-        const nowMs = this.#clock.nowMs();
-        this.#purgeKeys.run(nowMs);
-        const existing = this.#getKey.get(idempotencyKey);
-        if (existing !== undefined) {
-          if (existing.fingerprint !== fingerprint) {
-            throw new IdempotencyMismatchError(
-              `Idempotency key "${idempotencyKey}" was already used for a different request (run ${existing.run_id})`,
-            );
-          }
-          const first = this.#read(existing.run_id);
+    const message = options.enqueue;
+    const queue =
+      message?.queue instanceof SqliteWorkQueue && message.queue.usesDatabase(this.#db)
+        ? message.queue
+        : undefined;
+    let wake: (() => void) | undefined;
+    const result = this.#db
+      .transaction((): { run: Run; created: boolean; enqueued?: boolean } => {
+        if (idempotencyKey !== undefined && fingerprint !== undefined) {
+          const first = this.#firstRunFor(idempotencyKey, fingerprint);
           if (first !== undefined) return { run: first, created: false };
         }
         this.#insert(run);
-        this.#insertKey.run(idempotencyKey, fingerprint, run.id, nowMs + this.#idempotencyTtlMs);
-        return { run, created: true };
+        if (idempotencyKey !== undefined && fingerprint !== undefined) {
+          this.#insertKey.run(
+            idempotencyKey,
+            fingerprint,
+            run.id,
+            this.#clock.nowMs() + this.#idempotencyTtlMs,
+          );
+        }
+        if (queue === undefined || message === undefined) return { run, created: true };
+        wake = queue.sendWithin(this.#db, message.body);
+        return { run, created: true, enqueued: true };
       })
       .immediate();
+    wake?.();
+    return result;
+  }
+
+  /** The run an unexpired key already made, if any; a key used for a different request throws. */
+  #firstRunFor(idempotencyKey: string, fingerprint: string): Run | undefined {
+    this.#purgeKeys.run(this.#clock.nowMs());
+    const existing = this.#getKey.get(idempotencyKey);
+    if (existing === undefined) return undefined;
+    if (existing.fingerprint !== fingerprint) {
+      throw new IdempotencyMismatchError(
+        `Idempotency key "${idempotencyKey}" was already used for a different request (run ${existing.run_id})`,
+      );
+    }
+    return this.#read(existing.run_id);
   }
 
   async createRuns(runs: readonly Run[]): Promise<void> {
@@ -162,14 +190,17 @@ export class SqliteRunStore implements RunStore {
         `Run ${run.id}: the new version (${run.version}) must be greater than the expected version (${expectedVersion})`,
       );
     }
-    const result = this.#updateRun.run(
-      run.state,
-      run.batchId ?? null,
-      run.version,
-      JSON.stringify(run),
-      run.id,
-      expectedVersion,
-    );
+    const write = () =>
+      this.#updateRun.run(
+        run.state,
+        run.batchId ?? null,
+        run.version,
+        JSON.stringify(run),
+        run.id,
+        expectedVersion,
+      );
+    // A local run's steps before the relay's (durable) claim need no fsync of their own: durability.ts.
+    const result = mayDeferFsync(run) ? commitWithoutFsync(this.#db, write) : write();
     if (result.changes === 1) return run;
 
     const stored = this.#getVersion.get(run.id);
@@ -243,18 +274,20 @@ export class SqliteRunStore implements RunStore {
    * state = 'queued' RETURNING; any other run is answered as stored.
    */
   async claimRun(id: string, claim: RunClaim): Promise<{ run: Run; claimed: boolean } | undefined> {
-    return this.#db
-      .transaction((): { run: Run; claimed: boolean } | undefined => {
-        const stored = this.#read(id);
-        if (stored?.state !== 'queued')
-          return stored === undefined ? undefined : { run: stored, claimed: false };
-        const next = claimedRun(stored, claim);
-        const row = this.#claimRun.get(next.version, JSON.stringify(next), id);
-        return row === undefined
-          ? { run: stored, claimed: false }
-          : { run: JSON.parse(row.body) as Run, claimed: true };
-      })
-      .immediate();
+    const write = (): { run: Run; claimed: boolean } | undefined => {
+      const stored = this.#read(id);
+      if (stored?.state !== 'queued')
+        return stored === undefined ? undefined : { run: stored, claimed: false };
+      const next = claimedRun(stored, claim);
+      const row = this.#claimRun.get(next.version, JSON.stringify(next), id);
+      return row === undefined
+        ? { run: stored, claimed: false }
+        : { run: JSON.parse(row.body) as Run, claimed: true };
+    };
+    // A local run's claim is one of the steps before the relay's durable claim (durability.ts): no fsync of its own.
+    const before = this.#read(id);
+    const deferrable = before?.state === 'queued' && mayDeferFsync(claimedRun(before, claim));
+    return deferrable ? commitWithoutFsync(this.#db, write) : this.#db.transaction(write).immediate();
   }
 
   #read(id: string): Run | undefined {

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { ValidationError } from '../../domain/errors.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { QueueMessage, ReceiveOptions, WorkQueue } from '../../ports/work-queue.ts';
-import type { SqliteDatabase } from './database.ts';
+import { commitWithoutFsync, type SqliteDatabase } from './database.ts';
 
 /** Another connection's send is only seen by polling; same-process sends wake waiters at once. */
 const POLL_INTERVAL_MS = 25;
@@ -28,8 +28,16 @@ interface MessageRow {
  */
 const waiters = new Map<string, Set<() => void>>();
 
+/**
+ * Wake the key's waiters on the next turn of the event loop, not now: a
+ * sender still has work of its own to finish first (the API its 202), and a
+ * woken consumer would otherwise run its receive and dispatch ahead of it.
+ */
 function notify(key: string): void {
-  for (const wake of waiters.get(key) ?? []) wake();
+  if (!waiters.has(key)) return;
+  setImmediate(() => {
+    for (const wake of waiters.get(key) ?? []) wake();
+  });
 }
 
 function sleepUntilNotified(key: string, ms: number): Promise<void> {
@@ -70,6 +78,13 @@ export interface SqliteWorkQueueOptions {
   /** Must live in the same database. */
   readonly deadLetter?: SqliteWorkQueue;
   readonly clock?: Clock;
+  /**
+   * False: `send` commits without an fsync, for a queue whose messages are
+   * redone when lost — each is sent in a step a later durable commit of the
+   * same database always follows before anything acts on it (durability.ts).
+   * Default true.
+   */
+  readonly fsyncSends?: boolean;
 }
 
 /**
@@ -97,6 +112,7 @@ export class SqliteWorkQueue implements WorkQueue {
   readonly #visibilityTimeoutSeconds: number;
   readonly #redrive: { readonly maxReceiveCount: number; readonly deadLetter: SqliteWorkQueue } | undefined;
   readonly #wakeKey: string;
+  readonly #fsyncSends: boolean;
 
   readonly #insert;
   readonly #candidates;
@@ -130,6 +146,7 @@ export class SqliteWorkQueue implements WorkQueue {
     this.#clock = options.clock ?? systemClock;
     this.#visibilityTimeoutSeconds = visibilityTimeoutSeconds;
     this.#wakeKey = `${db.name}\0${name}`;
+    this.#fsyncSends = options.fsyncSends ?? true;
 
     this.#insert = db.prepare<[string, string, string, string, number]>(
       'INSERT INTO messages (id, queue, body, sent_at, visible_at_ms) VALUES (?, ?, ?, ?, ?)',
@@ -172,7 +189,10 @@ export class SqliteWorkQueue implements WorkQueue {
     checkSeconds('delaySeconds', delaySeconds, MAX_DELAY_SECONDS);
     checkBody(body, 'body');
     const id = randomUUID();
-    this.#insert.run(id, this.name, body, this.#clock.now(), this.#clock.nowMs() + delaySeconds * 1000);
+    const insert = () =>
+      this.#insert.run(id, this.name, body, this.#clock.now(), this.#clock.nowMs() + delaySeconds * 1000);
+    if (this.#fsyncSends) insert();
+    else commitWithoutFsync(this.#db, insert);
     if (delaySeconds === 0) notify(this.#wakeKey);
     return id;
   }
@@ -214,19 +234,40 @@ export class SqliteWorkQueue implements WorkQueue {
     }
   }
 
-  /** Stale or unknown handles are ignored: the message now belongs to whoever received it last. */
-  async delete(receiptHandle: string): Promise<void> {
-    this.#deleteByReceipt.run(this.name, receiptHandle);
+  /** True when this queue lives on `db`, so a write there can carry one of its messages in the same commit. */
+  usesDatabase(db: SqliteDatabase): boolean {
+    return db === this.#db;
   }
 
-  /** Stale or unknown handles are ignored, as for `delete`. */
+  /**
+   * Insert a message as part of the caller's open transaction on `db` (a run
+   * and its message in one commit). Returns the wake-up to call once that
+   * transaction has committed; throws when `db` is not this queue's database.
+   */
+  sendWithin(db: SqliteDatabase, body: string): () => void {
+    if (db !== this.#db) throw invalid('db', "must be the queue's own database connection");
+    if (!db.inTransaction) throw invalid('db', 'must have a transaction open');
+    checkBody(body, 'body');
+    this.#insert.run(randomUUID(), this.name, body, this.#clock.now(), this.#clock.nowMs());
+    return () => notify(this.#wakeKey);
+  }
+
+  /**
+   * Stale or unknown handles are ignored: the message now belongs to whoever received it last.
+   * Committed without an fsync: an acknowledgement lost to a power cut redelivers the message.
+   */
+  async delete(receiptHandle: string): Promise<void> {
+    commitWithoutFsync(this.#db, () => this.#deleteByReceipt.run(this.name, receiptHandle));
+  }
+
+  /** Stale or unknown handles are ignored, as for `delete`; committed without an fsync, like a receive. */
   async changeVisibility(receiptHandle: string, timeoutSeconds: number): Promise<void> {
     checkSeconds('timeoutSeconds', timeoutSeconds, MAX_VISIBILITY_SECONDS);
-    const changed = this.#setVisibility.run(
-      this.#clock.nowMs() + timeoutSeconds * 1000,
-      this.name,
-      receiptHandle,
-    ).changes;
+    const visibleAtMs = this.#clock.nowMs() + timeoutSeconds * 1000;
+    const changed = commitWithoutFsync(
+      this.#db,
+      () => this.#setVisibility.run(visibleAtMs, this.name, receiptHandle).changes,
+    );
     if (changed > 0 && timeoutSeconds === 0) notify(this.#wakeKey);
   }
 
@@ -250,40 +291,43 @@ export class SqliteWorkQueue implements WorkQueue {
     return row ?? { visible: 0, inFlight: 0, delayed: 0 };
   }
 
+  /**
+   * A lease needs no fsync: a power cut that loses it only makes the message
+   * visible again with its earlier receive count, as a crash ends every
+   * lease anyway; the next durable commit makes it durable.
+   */
   #receiveNow(max: number, visibilitySeconds: number): QueueMessage[] {
-    return this.#db
-      .transaction((): QueueMessage[] => {
-        const now = this.#clock.nowMs();
-        const out: QueueMessage[] = [];
-        let movedAny = false;
-        // Dead-lettered rows leave the candidate set, so each pass either delivers or shrinks the queue.
-        for (;;) {
-          const rows = this.#candidates.all(this.name, now, max - out.length);
-          if (rows.length === 0) break;
-          let moved = 0;
-          for (const row of rows) {
-            if (this.#redrive !== undefined && row.receive_count >= this.#redrive.maxReceiveCount) {
-              this.#moveTo.run(this.#redrive.deadLetter.name, now, row.seq);
-              moved += 1;
-              continue;
-            }
-            const receiptHandle = randomBytes(24).toString('base64url');
-            this.#markReceived.run(now + visibilitySeconds * 1000, receiptHandle, row.seq);
-            out.push({
-              id: row.id,
-              body: row.body,
-              receiptHandle,
-              receiveCount: row.receive_count + 1,
-              sentAt: row.sent_at,
-            });
+    return commitWithoutFsync(this.#db, (): QueueMessage[] => {
+      const now = this.#clock.nowMs();
+      const out: QueueMessage[] = [];
+      let movedAny = false;
+      // Dead-lettered rows leave the candidate set, so each pass either delivers or shrinks the queue.
+      for (;;) {
+        const rows = this.#candidates.all(this.name, now, max - out.length);
+        if (rows.length === 0) break;
+        let moved = 0;
+        for (const row of rows) {
+          if (this.#redrive !== undefined && row.receive_count >= this.#redrive.maxReceiveCount) {
+            this.#moveTo.run(this.#redrive.deadLetter.name, now, row.seq);
+            moved += 1;
+            continue;
           }
-          movedAny ||= moved > 0;
-          if (moved === 0 || out.length >= max) break;
+          const receiptHandle = randomBytes(24).toString('base64url');
+          this.#markReceived.run(now + visibilitySeconds * 1000, receiptHandle, row.seq);
+          out.push({
+            id: row.id,
+            body: row.body,
+            receiptHandle,
+            receiveCount: row.receive_count + 1,
+            sentAt: row.sent_at,
+          });
         }
-        if (movedAny && this.#redrive !== undefined) notify(this.#redrive.deadLetter.#wakeKey);
-        return out;
-      })
-      .immediate();
+        movedAny ||= moved > 0;
+        if (moved === 0 || out.length >= max) break;
+      }
+      if (movedAny && this.#redrive !== undefined) notify(this.#redrive.deadLetter.#wakeKey);
+      return out;
+    });
   }
 }
 

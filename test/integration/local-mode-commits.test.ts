@@ -1,0 +1,202 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalMode, startLocalMode } from '../../bin/local-mode/local-mode.ts';
+import { openDatabase } from '../../shared/adapters/sqlite/database.ts';
+import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
+import { SqliteWorkQueue } from '../../shared/adapters/sqlite/work-queue.ts';
+import { newRun, requestCancel, transition } from '../../shared/domain/run.ts';
+import type { Executor } from '../../shared/ports/executor.ts';
+import { type CommitCounter, commitCounter } from '../support/commit-counter.ts';
+
+const REPO = resolve(import.meta.dirname, '../..');
+const TARGET = { kind: 'vm', cloud: 'local', name: 'localhost', address: '127.0.0.1', connection: 'local' };
+
+/**
+ * Durable commits (WAL fsyncs) per local run, counted from the database's
+ * statement trace: the submit is one commit holding the run and its
+ * message, and no queue lease (receive) or acknowledgement is fsynced.
+ */
+describe('local mode: durable SQLite commits per run', () => {
+  let local: LocalMode;
+  let counter: CommitCounter;
+  let dataDir: string;
+  const startedAt = new Map<string, number>();
+  const headers = { authorization: 'Bearer commits', 'content-type': 'application/json' };
+
+  beforeAll(async () => {
+    counter = commitCounter();
+    dataDir = mkdtempSync(join(tmpdir(), 'rw-commits-'));
+    const executor: Executor = {
+      name: 'process',
+      async start(request) {
+        startedAt.set(request.runId, counter.counts().durable);
+        return {
+          handle: `noop:${request.runId}`,
+          done: Promise.resolve({ exitCode: 0 }),
+          kill: async () => {},
+        };
+      },
+      adopt: async (handle) => ({ handle, done: Promise.resolve({ exitCode: 0 }), kill: async () => {} }),
+      reapOrphans: async () => [],
+    };
+    local = await startLocalMode({
+      cwd: REPO,
+      executor,
+      reconcileEverySeconds: 3600,
+      traceSql: counter.trace,
+      env: { PORT: '0', REMOTE_WORKER_DATA_DIR: dataDir, REMOTE_WORKER_TOKEN: 'commits', LOG_LEVEL: 'ERROR' },
+    });
+    const put = await fetch(`${local.url}/targets/localhost`, {
+      method: 'PUT',
+      headers,
+      body: JSON.stringify(TARGET),
+    });
+    expect(put.status).toBe(201);
+  });
+  afterAll(async () => {
+    await local?.close({ drainMs: 1000 });
+    if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function submitOne(): Promise<{
+    id: string;
+    submitCommits: readonly (readonly string[])[];
+    before: number;
+  }> {
+    const before = counter.counts().durable;
+    const res = await fetch(`${local.url}/runs`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ kind: 'vm', targetId: 'localhost', asset: 'hello/site.yml' }),
+    });
+    const answered = counter.durableCommits().length;
+    const body = (await res.json()) as { id: string; state: string };
+    expect(res.status).toBe(202);
+    expect(body.state).toBe('queued');
+    return { id: body.id, submitCommits: counter.durableCommits().slice(before, answered), before };
+  }
+
+  async function waitStarted(id: string): Promise<number> {
+    for (let i = 0; i < 2000 && !startedAt.has(id); i++) await new Promise((r) => setTimeout(r, 5));
+    const at = startedAt.get(id);
+    if (at === undefined) throw new Error(`run ${id} never reached the executor`);
+    return at;
+  }
+
+  it('records a run and its dispatch message in one durable commit, before the 202', async () => {
+    const { id, submitCommits } = await submitOne();
+    await waitStarted(id);
+
+    // The dispatcher is only woken after the submit's turn: whatever it commits comes after this one.
+    expect(submitCommits[0]).toEqual(['INSERT INTO runs', 'INSERT INTO messages']);
+  });
+
+  it('fsyncs no queue receive, visibility change or acknowledgement', async () => {
+    const since = counter.durableCommits().length; // start-up's releaseInFlight writes are durable, and before this
+    const { id } = await submitOne();
+    await waitStarted(id);
+    await new Promise((r) => setTimeout(r, 200)); // let the pumps acknowledge
+
+    const leaseOnly = counter
+      .durableCommits()
+      .slice(since)
+      .filter((writes) => writes.every((w) => w === 'UPDATE messages SET' || w === 'DELETE FROM messages'));
+    expect(leaseOnly).toEqual([]);
+    expect(counter.counts().unsynced).toBeGreaterThan(0);
+  });
+
+  it('makes two durable commits from the POST to the executor start: the submit and the relay claim', async () => {
+    // The dispatcher's claim, launch intent, relay message and "launched" commit without an fsync; the relay's
+    // claim, right before the executor starts, fsyncs them with it (shared/adapters/sqlite/durability.ts).
+    for (let i = 0; i < 3; i++) {
+      const { id, before } = await submitOne();
+      const at = await waitStarted(id);
+      expect(counter.durableCommits().slice(before, at)).toEqual([
+        ['INSERT INTO runs', 'INSERT INTO messages'],
+        ['UPDATE runs SET'],
+      ]);
+    }
+  });
+});
+
+describe('SqliteRunStore.createRun with a message to enqueue', () => {
+  const db = openDatabase(':memory:');
+  const store = new SqliteRunStore({ db });
+  const queue = new SqliteWorkQueue({ db, name: 'dispatch', visibilityTimeoutSeconds: 30 });
+  afterAll(() => db.close());
+  const draft = (id: string) =>
+    newRun(
+      { id, kind: 'vm', targetId: 't', asset: 'a.yml', requestedBy: 'p', timeoutSeconds: 60 },
+      '2026-12-01T00:00:00.000Z',
+    );
+
+  it("sends the message with the run and wakes a waiting consumer only after the caller's turn", async () => {
+    let received: readonly { body: string }[] | undefined;
+    const waiting = queue.receive({ max: 1, waitSeconds: 5 }).then((m) => {
+      received = m;
+    });
+
+    const result = await store.createRun(draft('r1'), { enqueue: { queue, body: 'r1-message' } });
+    for (let i = 0; i < 20; i++) await Promise.resolve(); // the rest of a request's work: microtasks only
+
+    expect(result).toMatchObject({ created: true, enqueued: true });
+    expect(received).toBeUndefined();
+    await waiting;
+    expect(received?.map((m) => m.body)).toEqual(['r1-message']);
+  });
+
+  it('sends nothing for a run answered from its idempotency key', async () => {
+    const key = { idempotencyKey: 'k', fingerprint: 'f' };
+    await store.createRun(draft('r2'), { ...key, enqueue: { queue, body: 'r2-message' } });
+    await queue.receive({ max: 10 });
+
+    const again = await store.createRun(draft('r3'), { ...key, enqueue: { queue, body: 'r3-message' } });
+
+    expect(again).toMatchObject({ created: false, run: { id: 'r2' } });
+    expect(again.enqueued).toBeUndefined();
+    expect(queue.depth()).toEqual({ visible: 0, inFlight: 2, delayed: 0 }); // r1's and r2's messages, no r3
+  });
+
+  it('leaves the message to the caller when the queue is in another database', async () => {
+    const other = openDatabase(':memory:');
+    const elsewhere = new SqliteWorkQueue({ db: other, name: 'dispatch', visibilityTimeoutSeconds: 30 });
+
+    const result = await store.createRun(draft('r4'), { enqueue: { queue: elsewhere, body: 'r4-message' } });
+
+    expect(result.enqueued).toBeUndefined();
+    expect(elsewhere.depth().visible).toBe(0);
+    other.close();
+  });
+});
+
+describe('SqliteRunStore.updateRun durability', () => {
+  const at = '2026-12-01T00:00:00.000Z';
+  const queued = (id: string, runner: 'local' | 'ecs') => ({
+    ...newRun({ id, kind: 'vm', targetId: 't', asset: 'a.yml', requestedBy: 'p', timeoutSeconds: 60 }, at),
+    runner,
+  });
+
+  it("defers the fsync of a local run's claim, not of a cancel request or another runner's claim", async () => {
+    const counter = commitCounter();
+    const db = openDatabase(':memory:', { trace: counter.trace });
+    const store = new SqliteRunStore({ db });
+    const local = queued('local-1', 'local');
+    const ecs = queued('ecs-1', 'ecs');
+    await store.createRuns([local, ecs]);
+    const start = counter.counts();
+
+    const claimed = await store.updateRun(transition(local, 'dispatching', at), local.version);
+    const afterClaim = counter.counts();
+    await store.updateRun(requestCancel(claimed, at), claimed.version);
+    const afterCancel = counter.counts();
+    await store.updateRun(transition(ecs, 'dispatching', at), ecs.version);
+    const afterEcs = counter.counts();
+    db.close();
+
+    expect(afterClaim).toEqual({ durable: start.durable, unsynced: start.unsynced + 1 });
+    expect(afterCancel).toEqual({ durable: start.durable + 1, unsynced: start.unsynced + 1 });
+    expect(afterEcs).toEqual({ durable: start.durable + 2, unsynced: start.unsynced + 1 });
+  });
+});

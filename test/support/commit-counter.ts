@@ -1,0 +1,53 @@
+/**
+ * Counts SQLite commits from a connection's statement trace (openDatabase's
+ * `trace`): a transaction that wrote, or a write outside one, is one commit;
+ * it is durable (one WAL fsync) unless `synchronous` was below FULL for it.
+ * A write that changed no row still counts: the count is an upper bound.
+ */
+export interface CommitCounter {
+  readonly trace: (sql: string) => void;
+  /** Durable and unsynced commits so far. */
+  counts(): { readonly durable: number; readonly unsynced: number };
+  /** The write statements of each durable commit so far, in order (bound values removed). */
+  durableCommits(): readonly (readonly string[])[];
+}
+
+const WRITE = /^(INSERT|UPDATE|DELETE|REPLACE)\b/i;
+
+export function commitCounter(): CommitCounter {
+  let full = true;
+  let open: string[] | undefined;
+  let durable = 0;
+  let unsynced = 0;
+  const commits: string[][] = [];
+  const commit = (writes: string[]) => {
+    if (full) {
+      durable += 1;
+      commits.push(writes);
+    } else {
+      unsynced += 1;
+    }
+  };
+  return {
+    trace(sql) {
+      const s = sql.trim();
+      const pragma = /^PRAGMA\s+synchronous\s*=\s*(\w+)/i.exec(s);
+      if (pragma?.[1] !== undefined) {
+        full = ['FULL', 'EXTRA', '2', '3'].includes(pragma[1].toUpperCase());
+      } else if (/^BEGIN\b/i.test(s)) {
+        open = [];
+      } else if (/^COMMIT\b/i.test(s)) {
+        if (open !== undefined && open.length > 0) commit(open);
+        open = undefined;
+      } else if (/^ROLLBACK\b/i.test(s)) {
+        open = undefined;
+      } else if (WRITE.test(s)) {
+        const shape = s.split(/\s+/).slice(0, 3).join(' ');
+        if (open === undefined) commit([shape]);
+        else open.push(shape);
+      }
+    },
+    counts: () => ({ durable, unsynced }),
+    durableCommits: () => commits,
+  };
+}
