@@ -49,13 +49,13 @@ describe('DiscoveryCache', () => {
     const cloud = new ScriptedCloud([vm(), vm({ id: 'aws-i-2', cloudId: 'i-2', state: 'stopped' })]);
     const cache = new DiscoveryCache([cloud], new ManualClock());
 
-    expect(cache.target('aws-i-1')).toBeUndefined();
+    expect(await cache.target('aws-i-1')).toBeUndefined();
     await cache.refresh();
-    const stopped = cache.target('aws-i-2');
+    const stopped = await cache.target('aws-i-2');
 
-    expect(cache.target('aws-i-1')).toMatchObject({ kind: 'vm', cloud: 'aws', address: '10.0.0.1' });
+    expect(await cache.target('aws-i-1')).toMatchObject({ kind: 'vm', cloud: 'aws', address: '10.0.0.1' });
     expect(stopped && untargetableReason(stopped)).toMatch(/^The VM is stopped, not running/);
-    expect(cache.inventory().groups).toEqual({ discovered_aws: ['aws-i-1'] });
+    expect((await cache.inventory()).groups).toEqual({ discovered_aws: ['aws-i-1'] });
   });
 
   it('keeps the previous list when a refresh fails, and says why', async () => {
