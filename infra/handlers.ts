@@ -158,7 +158,7 @@ export const WORKER_HANDLERS = {
   },
   /** Deployed only when discovery_clouds is set and discovery_refresh_seconds is not 0 (infra/constructs/discovery-schedule.ts). */
   RefreshDiscoverySchedule: {
-    entry: 'functions/discovery/refresh-schedule.ts',
+    entry: 'functions/discovery/refresh-discovery-schedule.ts',
     description: 'Refreshes the discovered cloud VMs every discovery_refresh_seconds',
     access: DISCOVER,
     timeoutSeconds: DISCOVERY_TIMEOUT_SECONDS,

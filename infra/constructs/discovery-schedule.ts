@@ -58,7 +58,7 @@ export function grantDiscoveryListing(
 }
 
 export interface DiscoveryScheduleProps {
-  /** functions/discovery/refresh-schedule.ts */
+  /** functions/discovery/refresh-discovery-schedule.ts */
   readonly refresh: IFunction;
   readonly every: Duration;
   /** Where EventBridge puts an invocation it could not deliver after its retries. */

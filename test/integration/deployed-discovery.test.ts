@@ -18,7 +18,7 @@ import { handler as getDiscovery } from '../../functions/api/get-discovery.ts';
 import { handler as getInventory } from '../../functions/api/get-inventory.ts';
 import { handler as refreshDiscovery } from '../../functions/api/refresh-discovery.ts';
 import { handler as submitRun } from '../../functions/api/submit-run.ts';
-import { handler as refreshSchedule } from '../../functions/discovery/refresh-schedule.ts';
+import { handler as refreshSchedule } from '../../functions/discovery/refresh-discovery-schedule.ts';
 import { handler as dispatchRuns } from '../../functions/dispatcher/dispatch-runs.ts';
 import { parseEcsHandle } from '../../shared/adapters/ecs/handle.ts';
 import { buildAwsDeps } from '../../shared/composition/aws.ts';

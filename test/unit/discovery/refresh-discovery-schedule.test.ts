@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeRefreshSchedule } from '../../../functions/discovery/refresh-schedule.ts';
+import { makeRefreshSchedule } from '../../../functions/discovery/refresh-discovery-schedule.ts';
 import { DiscoveryCache } from '../../../shared/app/discovery.ts';
 import { type DiscoveryStore, MemoryDiscoveryStore } from '../../../shared/ports/discovery-store.ts';
 import type { Logger } from '../../../shared/ports/logger.ts';
