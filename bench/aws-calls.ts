@@ -32,7 +32,7 @@ import { runTableDefinition } from '../shared/domain/run-table.ts';
 import { apiGatewayAuthenticator } from '../shared/http/api-gateway-auth.ts';
 import { systemClock } from '../shared/ports/clock.ts';
 import type { Launcher } from '../shared/ports/launcher.ts';
-import { setUpEcsRunner } from '../test/integration/ecs-moto.ts';
+import { ecsRunnerEnvironment, setUpEcsRunner } from '../test/integration/ecs-moto.ts';
 import { sqsEvent } from '../test/support/sqs-event.ts';
 import { apiEvent, context, ecsEvent } from './support/aws-events.ts';
 import { CallCounter, printCallTable, sumOf } from './support/call-counter.ts';
@@ -130,15 +130,8 @@ const env = {
   LOG_GROUP: names.logGroup,
   LOG_LEVEL: 'SILENT',
   AWS_LAMBDA_FUNCTION_NAME: 'remote-worker-bench',
-  ECS_TASK_DEFINITIONS: JSON.stringify({ [names.image]: names.family }),
-  ANSIBLE_RUNNER_AWS: 'ecs',
-  ANSIBLE_LOCAL_IMAGE: names.image,
-  ANSIBLE_ECS_CLUSTER: names.cluster,
-  ANSIBLE_ECS_SUBNET_ID: network.subnet,
-  ANSIBLE_ECS_SECURITY_GROUP_IDS: network.securityGroup,
-  ANSIBLE_ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
-  // AWS VMs get their SSH key by reference: every run has its own task definition.
-  ANSIBLE_SSH_KEY_SM_NAME: 'rw/ssh-key',
+  // The `ecs` runner's settings; AWS VMs get their SSH key (rw/ssh-key) by reference.
+  ...ecsRunnerEnvironment(names, network, 'rw/ssh-key'),
 };
 const base = buildAwsDeps(env);
 const clock = systemClock;

@@ -1,13 +1,9 @@
-import { resolve } from 'node:path';
 import type { CfnElement } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { esbuildOptionsFor } from '../../infra/bundling.ts';
 import { discoveryRefreshRate } from '../../infra/constructs/discovery-schedule.ts';
-import { API_HANDLERS, type HandlerSpec, WORKER_HANDLERS } from '../../infra/handlers.ts';
-import { cdkContext, REPO, type Synthesized, synth } from './synth.ts';
+import { cdkContext, type Synthesized, synth } from './synth.ts';
 
 type Json = any;
 
@@ -125,47 +121,4 @@ describe('discovery in the CDK stack', () => {
     expect(discoveryRefreshRate({ discovery_clouds: ['aws'], discovery_refresh_seconds: 0 })).toBeUndefined();
     expect(discoveryRefreshRate({ discovery_refresh_seconds: 300 })).toBeUndefined();
   });
-});
-
-describe('VM-listing SDKs in the bundles', () => {
-  /** The packages a bundle holds, from esbuild's metafile. */
-  const packagesIn = async (spec: HandlerSpec): Promise<Set<string>> => {
-    const result = await build({
-      ...esbuildOptionsFor(resolve(REPO, spec.entry), '/dev/null', spec),
-      absWorkingDir: REPO,
-      write: false,
-      metafile: true,
-    });
-    const inputs = Object.values(result.metafile.outputs).flatMap((o) => Object.keys(o.inputs));
-    return new Set(inputs.flatMap((path) => /node_modules\/((@[^/]+\/)?[^/]+)/.exec(path)?.[1] ?? []));
-  };
-  const LISTING_SDKS = [
-    '@aws-sdk/client-ec2',
-    '@azure/arm-compute',
-    '@azure/arm-network',
-    '@google-cloud/compute',
-  ];
-
-  it('are only in the refreshing functions; the readers (GET, submit, dispatch) are built without them', async () => {
-    // The scheduled function has the same flags as the API's refresh (pinned below), so one build speaks for both.
-    const [refresh, reader, dispatcher] = await Promise.all(
-      [
-        API_HANDLERS['POST /discovery/refresh'],
-        API_HANDLERS['GET /discovery'],
-        WORKER_HANDLERS.DispatchRuns,
-      ].map(packagesIn),
-    );
-
-    for (const sdk of LISTING_SDKS) {
-      expect(refresh?.has(sdk), sdk).toBe(true);
-      expect(reader?.has(sdk), sdk).toBe(false);
-      expect(dispatcher?.has(sdk), sdk).toBe(false);
-    }
-    expect(
-      Object.entries({ ...API_HANDLERS, ...WORKER_HANDLERS })
-        .filter(([, spec]) => (spec as HandlerSpec).discoversVms === true)
-        .map(([name]) => name)
-        .sort(),
-    ).toEqual(['POST /discovery/refresh', 'RefreshDiscoverySchedule']);
-  }, 120_000);
 });

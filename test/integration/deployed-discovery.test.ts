@@ -8,7 +8,7 @@ import {
   StopInstancesCommand,
   TerminateInstancesCommand,
 } from '@aws-sdk/client-ec2';
-import { DescribeTasksCommand, ECSClient } from '@aws-sdk/client-ecs';
+import { DescribeTaskDefinitionCommand, DescribeTasksCommand, ECSClient } from '@aws-sdk/client-ecs';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -25,7 +25,7 @@ import { buildAwsDeps } from '../../shared/composition/aws.ts';
 import type { HttpEvent } from '../../shared/http/handler.ts';
 import { createRunTable, useMoto } from '../support/moto.ts';
 import { sqsEvent } from '../support/sqs-event.ts';
-import { setUpEcsRunner } from './ecs-moto.ts';
+import { ecsRunnerEnvironment, setUpEcsRunner } from './ecs-moto.ts';
 
 /*
  * Discovery in the deployed stack: the Lambda entry points as Lambda calls
@@ -42,10 +42,11 @@ import { setUpEcsRunner } from './ecs-moto.ts';
  */
 
 const moto = useMoto();
-const names = {
-  table: `runs-${randomUUID().slice(0, 8)}`,
-  bucket: `rw-assets-${randomUUID().slice(0, 8)}`,
-  logGroup: '/remote-worker/runs',
+const suffix = randomUUID().slice(0, 8);
+const table = `runs-${suffix}`;
+const bucket = `rw-assets-${suffix}`;
+const logGroup = '/remote-worker/runs';
+const runner = {
   cluster: 'remote-worker',
   family: 'remote-worker-ansible',
   image: 'example/ansible-runner:1',
@@ -107,18 +108,16 @@ beforeAll(async () => {
   dynamodb = new DynamoDBClient(config);
   sqs = new SQSClient(config);
   ecs = new ECSClient(config);
-  await createRunTable(dynamodb, names.table);
+  await createRunTable(dynamodb, table);
   dispatchQueueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'rw-dispatch' }))).QueueUrl ?? '';
   const s3 = new S3Client(moto().s3ClientConfig());
-  await s3.send(new CreateBucketCommand({ Bucket: names.bucket }));
-  await s3.send(
-    new PutObjectCommand({ Bucket: names.bucket, Key: 'hello/site.yml', Body: '- hosts: all\n' }),
-  );
+  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'hello/site.yml', Body: '- hosts: all\n' }));
   s3.destroy();
   const logs = new CloudWatchLogsClient(config);
-  await logs.send(new CreateLogGroupCommand({ logGroupName: names.logGroup }));
+  await logs.send(new CreateLogGroupCommand({ logGroupName: logGroup }));
   logs.destroy();
-  const network = await setUpEcsRunner(ecs, moto().endpoint, names);
+  const network = await setUpEcsRunner(ecs, moto().endpoint, runner);
   const secrets = new SecretsManagerClient(config);
   await secrets.send(new CreateSecretCommand({ Name: 'rw/ssh-key', SecretString: 'ssh-key-canary' }));
   secrets.destroy();
@@ -132,20 +131,13 @@ beforeAll(async () => {
   // The environment the stack gives every function (infra/function-environment.ts), pointed at moto.
   for (const [key, value] of Object.entries({
     ...moto().env(),
-    RUNS_TABLE: names.table,
+    RUNS_TABLE: table,
     DISPATCH_QUEUE_URL: dispatchQueueUrl,
-    ASSET_BUCKET: names.bucket,
-    LOG_GROUP: names.logGroup,
+    ASSET_BUCKET: bucket,
+    LOG_GROUP: logGroup,
     LOG_LEVEL: 'SILENT',
-    ECS_TASK_DEFINITIONS: JSON.stringify({ [names.image]: names.family }),
+    ...ecsRunnerEnvironment(runner, network, 'rw/ssh-key'),
     ECS_TASK_FAMILY_PREFIX: 'rw-discovery-run-',
-    ANSIBLE_RUNNER_AWS: 'ecs',
-    ANSIBLE_LOCAL_IMAGE: names.image,
-    ANSIBLE_ECS_CLUSTER: names.cluster,
-    ANSIBLE_ECS_SUBNET_ID: network.subnet,
-    ANSIBLE_ECS_SECURITY_GROUP_IDS: network.securityGroup,
-    ANSIBLE_ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
-    ANSIBLE_SSH_KEY_SM_NAME: 'rw/ssh-key',
     DISCOVERY_CLOUDS: 'aws',
     DISCOVERY_AWS_REGIONS: 'us-east-1',
   })) {
@@ -169,7 +161,7 @@ describe('cloud VM discovery in the deployed stack (EC2 and DynamoDB on moto)', 
     const refreshed = answer(await refreshDiscovery(request('POST /discovery/refresh'), context));
     const { Item } = await dynamodb.send(
       new GetItemCommand({
-        TableName: names.table,
+        TableName: table,
         Key: { pk: { S: 'DISCOVERY#aws' }, sk: { S: 'DISCOVERY' } },
       }),
     );
@@ -208,7 +200,7 @@ describe('cloud VM discovery in the deployed stack (EC2 and DynamoDB on moto)', 
     expect(dispatched).toEqual({ batchItemFailures: [] });
     const { Item } = await dynamodb.send(
       new GetItemCommand({
-        TableName: names.table,
+        TableName: table,
         Key: { pk: { S: `RUN#${submitted.body.id}` }, sk: { S: 'RUN' } },
       }),
     );
@@ -216,7 +208,7 @@ describe('cloud VM discovery in the deployed stack (EC2 and DynamoDB on moto)', 
     expect(run).toMatchObject({ state: 'launched', launch: { backend: 'ecs' } });
     const taskArn = parseEcsHandle(run.launch.handle)?.taskArn ?? '';
     const { tasks = [] } = await ecs.send(
-      new DescribeTasksCommand({ cluster: names.cluster, tasks: [taskArn] }),
+      new DescribeTasksCommand({ cluster: runner.cluster, tasks: [taskArn] }),
     );
     const env = tasks[0]?.overrides?.containerOverrides?.[0]?.environment ?? [];
     const spec = JSON.parse(env.find((e) => e.name === 'RW_TASK')?.value ?? '{}');
@@ -226,7 +218,12 @@ describe('cloud VM discovery in the deployed stack (EC2 and DynamoDB on moto)', 
     expect(address).toMatch(/^10\./);
     expect(JSON.stringify(spec)).toContain(address);
     expect(tasks[0]?.taskDefinitionArn).toContain(`:task-definition/rw-discovery-run-${run.id}:`);
-    expect(JSON.stringify(tasks[0])).not.toContain('ssh-key-canary');
+    const { taskDefinition } = await ecs.send(
+      new DescribeTaskDefinitionCommand({ taskDefinition: tasks[0]?.taskDefinitionArn ?? '' }),
+    );
+    const secrets = taskDefinition?.containerDefinitions?.[0]?.secrets ?? [];
+    expect(secrets.map((x) => x.valueFrom)).toEqual([expect.stringContaining(':secret:rw/ssh-key')]);
+    expect(JSON.stringify([tasks[0], taskDefinition])).not.toContain('ssh-key-canary');
   });
 
   it('refuses a run on the stopped VM with its reason, and a VM no refresh listed as not found', async () => {

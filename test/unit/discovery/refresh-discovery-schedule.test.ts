@@ -16,14 +16,15 @@ function recordingLogger(): Logger & { readonly lines: [string, string, unknown[
   return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } as never;
 }
 
+/** A running EC2 VM, as the EC2 adapter maps one. */
 const web = {
-  id: 'aws-i-1',
-  cloud: 'aws',
-  name: 'web',
-  cloudId: 'i-1',
-  state: 'running',
   privateAddress: '10.0.0.1',
+  state: 'running',
   os: 'linux',
+  cloud: 'aws',
+  id: 'aws-i-1',
+  cloudId: 'i-1',
+  name: 'web',
 } as const;
 
 describe('makeRefreshSchedule', () => {
