@@ -44,6 +44,12 @@ export interface DiscoveryCacheOptions {
   readonly clouds?: readonly HostingCloud[];
   /** Per cloud, default CLOUD_LISTING_TIMEOUT_SECONDS. */
   readonly timeoutSeconds?: number;
+  /**
+   * How long `target` may reuse a cloud's listing it read (default 0: read
+   * every time). The deployed stack sets a few seconds: a batch of 50
+   * discovered VMs is then one read of the cloud's item, not 50.
+   */
+  readonly lookupCacheSeconds?: number;
 }
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -70,6 +76,11 @@ export class DiscoveryCache {
   readonly #store: DiscoveryStore;
   readonly #clouds: readonly HostingCloud[];
   readonly #timeoutMs: number;
+  readonly #lookupCacheMs: number;
+  readonly #lookups = new Map<
+    HostingCloud,
+    { readonly until: number; readonly listing: Promise<CloudListing | undefined> }
+  >();
   #inFlight: Promise<DiscoverySnapshot> | undefined;
 
   constructor(
@@ -81,6 +92,7 @@ export class DiscoveryCache {
     this.#store = options.store ?? new MemoryDiscoveryStore();
     this.#clouds = [...new Set([...sources.map((s) => s.cloud), ...(options.clouds ?? [])])];
     this.#timeoutMs = (options.timeoutSeconds ?? CLOUD_LISTING_TIMEOUT_SECONDS) * 1000;
+    this.#lookupCacheMs = (options.lookupCacheSeconds ?? 0) * 1000;
   }
 
   /** Ask every cloud again; answers the new snapshot. */
@@ -107,6 +119,8 @@ export class DiscoveryCache {
         error: message,
       });
       await this.#store.saveFailure(source.cloud, message, this.clock.now());
+    } finally {
+      this.#lookups.delete(source.cloud);
     }
   }
 
@@ -151,9 +165,22 @@ export class DiscoveryCache {
   async target(id: string): Promise<VmTarget | undefined> {
     const cloud = cloudOfId(id);
     if (cloud === undefined || !this.#clouds.includes(cloud)) return undefined;
-    const listing = await this.#store.get(cloud);
+    const listing = await this.#lookup(cloud);
     const row = listing?.rows.find((r) => r.id === id);
     return row === undefined ? undefined : discoveredTarget(row, listing?.refreshedAt ?? this.clock.now());
+  }
+
+  /** The cloud's listing for `target`, reused for `lookupCacheSeconds`; a failed read is not kept. */
+  #lookup(cloud: HostingCloud): Promise<CloudListing | undefined> {
+    const now = this.clock.nowMs();
+    const kept = this.#lookups.get(cloud);
+    if (kept !== undefined && kept.until > now) return kept.listing;
+    const listing = this.#store.get(cloud);
+    if (this.#lookupCacheMs > 0) {
+      this.#lookups.set(cloud, { until: now + this.#lookupCacheMs, listing });
+      listing.catch(() => this.#lookups.delete(cloud));
+    }
+    return listing;
   }
 
   /** One inventory group per cloud (`discovered_<cloud>`), targetable VMs only. */

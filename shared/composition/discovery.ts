@@ -166,5 +166,10 @@ export function buildStoredDiscovery(
 ): DiscoveryCache | undefined {
   const { clouds, sources } = discoveryClouds(options);
   if (clouds.length === 0) return undefined;
-  return new DiscoveryCache(sources, options.clock, options.logger, { store: options.store, clouds });
+  return new DiscoveryCache(sources, options.clock, options.logger, {
+    store: options.store,
+    clouds,
+    // Submit and dispatch of a batch look up to 50 VMs up in one invocation: one read of each cloud's item.
+    lookupCacheSeconds: 5,
+  });
 }

@@ -132,4 +132,33 @@ describe('DiscoveryCache', () => {
       ),
     ).toBeUndefined();
   });
+
+  it('reuses a listing it read for lookupCacheSeconds, and reads again after that or after its own refresh', async () => {
+    const store = new MemoryDiscoveryStore();
+    await store.saveListing('aws', [discoveredRow(vm())], '2025-01-01T00:00:00.000Z');
+    let reads = 0;
+    const get = store.get.bind(store);
+    store.get = (cloud) => {
+      reads += 1;
+      return get(cloud);
+    };
+    const clock = new ManualClock();
+    const cache = new DiscoveryCache([new ScriptedCloud([vm()])], clock, undefined, {
+      store,
+      lookupCacheSeconds: 5,
+    });
+
+    await Promise.all([cache.target('aws-i-1'), cache.target('aws-i-1'), cache.target('aws-i-9')]);
+    const batch = reads;
+    clock.advance(5_001);
+    await cache.target('aws-i-1');
+    const later = reads;
+    await cache.refresh();
+    const beforeLookup = reads;
+    await cache.target('aws-i-1');
+
+    expect(batch).toBe(1);
+    expect(later).toBe(2);
+    expect(reads).toBe(beforeLookup + 1);
+  });
 });
