@@ -33,8 +33,14 @@ export const MAIN_FIELDS = ['module', 'main'];
  * loader of the ACI, Cloud Run and Kubernetes SDKs, so esbuild drops that code
  * from their bundle.
  */
-export const bundleDefines = (spec: { readonly controlsTasks?: boolean }): Record<string, string> =>
-  spec.controlsTasks === true ? {} : { 'process.env.RW_CLOUD_SDKS': JSON.stringify('none') };
+export const bundleDefines = (spec: {
+  readonly controlsTasks?: boolean;
+  readonly discoversVms?: boolean;
+}): Record<string, string> => ({
+  ...(spec.controlsTasks === true ? {} : { 'process.env.RW_CLOUD_SDKS': JSON.stringify('none') }),
+  // The same for the VM-listing SDKs (shared/composition/discovery.ts, `discoverySdks`).
+  ...(spec.discoversVms === true ? {} : { 'process.env.RW_DISCOVERY_SDKS': JSON.stringify('none') }),
+});
 
 export const lambdaBundling: BundlingOptions = {
   format: OutputFormat.ESM,
@@ -55,7 +61,7 @@ export const lambdaBundling: BundlingOptions = {
 export const esbuildOptionsFor = (
   entry: string,
   outfile: string,
-  spec: { readonly controlsTasks?: boolean } = {},
+  spec: { readonly controlsTasks?: boolean; readonly discoversVms?: boolean } = {},
 ): BuildOptions => ({
   entryPoints: [entry],
   outfile,

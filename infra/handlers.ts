@@ -22,7 +22,9 @@ export type Access =
   /** GetSecretValue under the secrets prefix: values for ACI/Kubernetes tasks, SSH keys, kubeconfigs, the Password Safe key. */
   | 'secrets:read'
   /** Create, update and delete the per-run secrets under `<secretsPrefix>runs/` (values minted at launch). */
-  | 'secrets:run-values';
+  | 'secrets:run-values'
+  /** ec2:DescribeInstances in the discovery regions, when discovery_clouds lists aws (Azure and GCP use their own credentials). */
+  | 'discovery:list';
 
 export interface HandlerSpec {
   /** Project-relative module whose `handler` export is the Lambda handler. */
@@ -37,13 +39,19 @@ export interface HandlerSpec {
    * function is built without them (infra/bundling.ts), a third of the size.
    */
   readonly controlsTasks?: boolean;
+  /**
+   * Lists the clouds' VMs (POST /discovery/refresh, the scheduled refresh):
+   * bundled with the EC2, Azure Compute and GCE SDKs, which every other
+   * function is built without (they only read the cached list).
+   */
+  readonly discoversVms?: boolean;
 }
 
 const api = (
   file: string,
   description: string,
   access: readonly Access[],
-  options: Pick<HandlerSpec, 'controlsTasks'> = {},
+  options: Pick<HandlerSpec, 'controlsTasks' | 'discoversVms' | 'timeoutSeconds'> = {},
 ): HandlerSpec => ({
   entry: `functions/api/${file}.ts`,
   description,
@@ -54,6 +62,15 @@ const api = (
 const READ: readonly Access[] = ['table:read'];
 const WRITE: readonly Access[] = ['table:read', 'table:write'];
 /** Submits keep plaintext passwords as per-run secrets (and delete them when a retried submit made a copy). */
+/** Listing the clouds and writing each one's list to the table. */
+const DISCOVER: readonly Access[] = [...WRITE, 'discovery:list'];
+/**
+ * Seconds. HTTP API integrations answer within 30 s; each cloud's listing is
+ * cut off after 20 (shared/app/discovery.ts CLOUD_LISTING_TIMEOUT_SECONDS),
+ * leaving time for the table writes.
+ */
+const DISCOVERY_TIMEOUT_SECONDS = 30;
+
 const SUBMIT: readonly Access[] = [...WRITE, 'dispatch:send', 'assets:read', 'secrets:run-values'];
 
 export const API_HANDLERS = {
@@ -63,9 +80,12 @@ export const API_HANDLERS = {
   'GET /targets/{id}': api('get-target', 'Read a target', READ),
   'DELETE /targets/{id}': api('delete-target', 'Delete a target', WRITE),
   'GET /inventory': api('get-inventory', 'Ansible inventory from the registry', READ),
-  // Discovery's cache lives in local mode's process; a deployed stack answers an empty list (docs/runners.md).
-  'GET /discovery': api('get-discovery', 'Discovered cloud VMs', []),
-  'POST /discovery/refresh': api('refresh-discovery', 'Refresh discovered cloud VMs', []),
+  // Discovery's cache is one item per cloud in the runs table; only the refreshing functions list clouds.
+  'GET /discovery': api('get-discovery', 'Discovered cloud VMs', READ),
+  'POST /discovery/refresh': api('refresh-discovery', 'Refresh discovered cloud VMs', DISCOVER, {
+    discoversVms: true,
+    timeoutSeconds: DISCOVERY_TIMEOUT_SECONDS,
+  }),
   'POST /runs': api('submit-run', 'Submit a run', SUBMIT),
   'GET /runs': api('list-runs', 'List runs', READ),
   'GET /runs/{id}': api('get-run', 'Read a run', READ),
@@ -135,6 +155,14 @@ export const WORKER_HANDLERS = {
     // Started every minute; sweeps until 10 s before this timeout.
     timeoutSeconds: 60,
     controlsTasks: true,
+  },
+  /** Deployed only when discovery_clouds is set and discovery_refresh_seconds is not 0 (infra/constructs/discovery-schedule.ts). */
+  RefreshDiscoverySchedule: {
+    entry: 'functions/discovery/refresh-discovery-schedule.ts',
+    description: 'Refreshes the discovered cloud VMs every discovery_refresh_seconds',
+    access: DISCOVER,
+    timeoutSeconds: DISCOVERY_TIMEOUT_SECONDS,
+    discoversVms: true,
   },
 } as const satisfies Record<string, HandlerSpec>;
 

@@ -3,6 +3,7 @@ import { Validations } from 'aws-cdk-lib';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
 import type { IConstruct } from 'constructs';
 import { deploymentHandler } from './constructs/console-site.ts';
+import { ec2DiscoveryRegions } from './constructs/discovery-schedule.ts';
 import { secretArnsUnder } from './constructs/runners.ts';
 import { runSecretsPrefix } from './function-environment.ts';
 import type { Access } from './handlers.ts';
@@ -40,6 +41,11 @@ export function applyNagSuppressions(stack: ControlPlaneStack): void {
       'ecs:ListTaskDefinitions and DeregisterTaskDefinition support no resource-level permissions; the ' +
       'launcher only deregisters the per-run families it registered',
   };
+  if (ec2DiscoveryRegions(stack.config.parsedSettings, stack.region) !== undefined) {
+    anyResourceReasons['discovery:list'] =
+      'ec2:DescribeInstances supports no resource-level permissions; the statement is held to the discovery ' +
+      'regions (discovery_aws_regions, else this region) by its aws:RequestedRegion condition';
+  }
   for (const [name, handler] of Object.entries(stack.functions)) {
     const access = stack.access[name] ?? new Set<Access>();
     ack(

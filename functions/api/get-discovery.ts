@@ -2,10 +2,14 @@ import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
 import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 
-/** GET /discovery: the cached list of discovered cloud VMs, untargetable ones with their reason. */
+/**
+ * GET /discovery: the cached list of discovered cloud VMs, untargetable ones
+ * with their reason: local mode's memory, or what the last refresh (on
+ * demand or scheduled) wrote to the deployed stack's runs table.
+ */
 export const makeGetDiscovery = (deps: ApiDeps) =>
   httpHandler(deps, {
-    handle: async () => json(200, deps.discovery?.snapshot() ?? { clouds: {}, vms: [] }),
+    handle: async () => json(200, (await deps.discovery?.snapshot()) ?? { clouds: {}, vms: [] }),
   });
 
 export const handler = lambdaHttpHandler(makeGetDiscovery);

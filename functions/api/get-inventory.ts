@@ -18,7 +18,7 @@ export const makeGetInventory = (deps: ApiDeps) =>
         mergeInventory(
           registryInventory(await deps.targets.listTargets()),
           hypervisorInventory(deps.settings),
-          ...(deps.discovery === undefined ? [] : [deps.discovery.inventory()]),
+          ...(deps.discovery === undefined ? [] : [await deps.discovery.inventory()]),
         ),
       ),
   });

@@ -20,6 +20,8 @@ export interface HandlerFunctionProps {
   readonly projectRoot: string;
   /** Bundle the ACI, Cloud Run and Kubernetes SDKs (see HandlerSpec.controlsTasks). */
   readonly controlsTasks?: boolean;
+  /** Bundle the EC2, Azure Compute and GCE listing SDKs (see HandlerSpec.discoversVms). */
+  readonly discoversVms?: boolean;
 }
 
 /**
@@ -60,7 +62,13 @@ export class HandlerFunction extends Construct implements IGrantable {
       logGroup: this.logGroup,
       loggingFormat: LoggingFormat.JSON,
       environment: { ...props.environment },
-      bundling: { ...lambdaBundling, define: bundleDefines({ controlsTasks: props.controlsTasks === true }) },
+      bundling: {
+        ...lambdaBundling,
+        define: bundleDefines({
+          controlsTasks: props.controlsTasks === true,
+          discoversVms: props.discoversVms === true,
+        }),
+      },
     });
   }
 

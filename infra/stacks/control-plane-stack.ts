@@ -12,6 +12,11 @@ import { ControlPlaneAlarms } from '../constructs/alarms.ts';
 import { AssetStorage } from '../constructs/asset-storage.ts';
 import type { ConsoleSite } from '../constructs/console-site.ts';
 import { ControlPlaneApi } from '../constructs/control-plane-api.ts';
+import {
+  DiscoverySchedule,
+  discoveryRefreshRate,
+  grantDiscoveryListing,
+} from '../constructs/discovery-schedule.ts';
 import { HandlerFunction } from '../constructs/handler-function.ts';
 import { RelayIdentity } from '../constructs/relay-identity.ts';
 import { RunEvents } from '../constructs/run-events.ts';
@@ -66,6 +71,8 @@ export class ControlPlaneStack extends Stack {
   readonly events: RunEvents;
   readonly relay: RelayIdentity;
   readonly alarms: ControlPlaneAlarms;
+  /** The scheduled refresh of discovered cloud VMs; only with discovery_clouds (and a refresh interval). */
+  readonly discovery: DiscoverySchedule | undefined;
   /** The web console's static site; only with `console` (and `jwt`) in the environment. */
   readonly console: ConsoleSite | undefined;
   /** Every handler function by construct id (`SubmitRun`, `DispatchRuns` …). */
@@ -165,6 +172,7 @@ export class ControlPlaneStack extends Stack {
         removalPolicy,
         projectRoot: props.projectRoot,
         ...(spec.controlsTasks === true ? { controlsTasks: true } : {}),
+        ...(spec.discoversVms === true ? { discoversVms: true } : {}),
       });
       const access = new Set(spec.access);
       for (const a of access) this.grant(fn, a);
@@ -182,6 +190,9 @@ export class ControlPlaneStack extends Stack {
     const statusSync = make(WORKER_HANDLERS.EcsTaskStateChange);
     const reconciler = make(WORKER_HANDLERS.ReconcileRuns);
     const poller = make(WORKER_HANDLERS.PollBackends);
+    const discoveryRate = discoveryRefreshRate(config.parsedSettings);
+    const discoveryRefresh =
+      discoveryRate === undefined ? undefined : make(WORKER_HANDLERS.RefreshDiscoverySchedule);
     this.functions = functions;
     this.access = accessByFunction;
 
@@ -231,6 +242,15 @@ export class ControlPlaneStack extends Stack {
       poller: poller.fn,
       deadLetterQueue: this.queues.eventsDlq,
     });
+
+    this.discovery =
+      discoveryRefresh === undefined || discoveryRate === undefined
+        ? undefined
+        : new DiscoverySchedule(this, 'DiscoverySchedule', {
+            refresh: discoveryRefresh.fn,
+            every: discoveryRate,
+            deadLetterQueue: this.queues.eventsDlq,
+          });
 
     this.relay = new RelayIdentity(this, 'Relay', {
       relay: config.relay,
@@ -322,6 +342,7 @@ export class ControlPlaneStack extends Stack {
             resources: [this.runners.logGroup.logGroupArn],
           }),
         ),
+      'discovery:list': () => grantDiscoveryListing(fn, this.config.parsedSettings, this.region),
       'ecs:launch': () => this.runners.grantLaunch(fn),
       'ecs:observe': () => this.runners.grantObserve(fn),
       'ecs:cleanup': () => this.runners.grantCleanup(fn),

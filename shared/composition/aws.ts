@@ -8,6 +8,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { CloudWatchLogReader } from '../adapters/cloudwatch-logs/log-reader.ts';
+import { DynamoDiscoveryStore } from '../adapters/dynamodb/discovery-store.ts';
 import { DynamoLogStore } from '../adapters/dynamodb/log-store.ts';
 import { DynamoRunStore } from '../adapters/dynamodb/run-store.ts';
 import { DynamoTargetStore } from '../adapters/dynamodb/target-store.ts';
@@ -26,6 +27,7 @@ import { newId } from '../lib/ids.ts';
 import { systemClock } from '../ports/clock.ts';
 import type { Launchers } from '../ports/launcher.ts';
 import { buildCloudSecretSources } from './cloud-secrets.ts';
+import { buildStoredDiscovery } from './discovery.ts';
 import { buildCloudLaunchers, lazyClusterAuth } from './launchers.ts';
 import { lazyPasswordSafe } from './password-safe.ts';
 import { buildAwsStorage } from './storage.ts';
@@ -212,11 +214,20 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
 
   const secrets = new SecretsManagerSecretSource({ client: clients.secretsManager, clock });
   const credentials = lazyPasswordSafe(settings, secrets);
+  // Discovered VMs: each cloud's list in the runs table, so submit and dispatch can target them.
+  const discovery = buildStoredDiscovery({
+    settings,
+    env: source,
+    clock,
+    logger,
+    store: new DynamoDiscoveryStore({ client: clients.dynamodb, tableName: env.RUNS_TABLE }),
+  });
   const material = {
     settings,
     clusterAuth: lazyClusterAuth(clock),
     cloudSecrets: buildCloudSecretSources(settings),
     ...(credentials === undefined ? {} : { credentials }),
+    ...(discovery === undefined ? {} : { discovery }),
   };
   const runLogs = new DynamoLogStore({
     client: clients.dynamodb,
@@ -287,6 +298,7 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
     newId: () => newId(clock.nowMs()),
     logger,
     ...(credentials === undefined ? {} : { credentials }),
+    ...(discovery === undefined ? {} : { discovery }),
     // Plaintext passwords sent at submit, kept under RUN_SECRETS_PREFIX until their run ends.
     ...(env.RUN_SECRETS_PREFIX === undefined
       ? {}

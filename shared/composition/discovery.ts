@@ -5,6 +5,7 @@ import type { Settings } from '../config/settings.ts';
 import type { HostingCloud } from '../domain/target.ts';
 import { onFirstUse } from '../lib/on-first-use.ts';
 import type { Clock } from '../ports/clock.ts';
+import type { DiscoveryStore } from '../ports/discovery-store.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { VmDiscovery } from '../ports/vm-discovery.ts';
 
@@ -15,30 +16,61 @@ export interface BuiltDiscovery {
 }
 
 /**
- * A cloud's VmDiscovery, its SDK imported on the first refresh: local mode
- * starts without loading the Azure and Google clients it may never use.
+ * The loaders of the clouds' listing SDKs (EC2, Azure Compute and Network,
+ * GCE), behind one test of `RW_DISCOVERY_SDKS`: a compile-time `"none"` in
+ * every Lambda bundle except the functions that refresh discovery
+ * (infra/bundling.ts), where esbuild folds it and drops the loaders and the
+ * SDKs with them. Those functions only read the cache.
  */
-function lazy(cloud: HostingCloud, make: () => Promise<VmDiscovery>): VmDiscovery {
-  const discovery = onFirstUse(make);
+const discoverySdks =
+  process.env.RW_DISCOVERY_SDKS === 'none'
+    ? undefined
+    : {
+        aws: () => import('../adapters/ec2/vm-discovery.ts'),
+        azure: () =>
+          Promise.all([
+            import('@azure/arm-compute'),
+            import('@azure/arm-network'),
+            import('../adapters/azure-compute/vm-discovery.ts'),
+            import('../adapters/cluster-auth/aks-token.ts'),
+          ]),
+        gcp: () => import('../adapters/gce/vm-discovery.ts'),
+      };
+type DiscoverySdks = NonNullable<typeof discoverySdks>;
+
+/** A cloud's VmDiscovery, its SDK imported on the first refresh (local mode starts without them). */
+function lazy<K extends HostingCloud>(
+  sdks: DiscoverySdks,
+  cloud: K,
+  make: (loaded: Awaited<ReturnType<DiscoverySdks[K]>>) => VmDiscovery,
+): VmDiscovery {
+  const discovery = onFirstUse(async () =>
+    make((await sdks[cloud]()) as Awaited<ReturnType<DiscoverySdks[K]>>),
+  );
   return { cloud, discover: async () => (await discovery()).discover() };
 }
 
-/**
- * The discovery cache for the clouds `discovery_clouds` names, refreshing on
- * `discovery_refresh_seconds`; undefined when no cloud is named. EC2 lists
- * `discovery_aws_regions`, else the environment's region; GCE lists
- * `gcp_project_id`, in `discovery_gcp_zones` or every zone; Azure lists
- * `azure_subscription_id`, kept to `discovery_azure_resource_groups` if set.
- * Credentials come from each cloud's usual environment.
- */
-export function buildDiscovery(options: {
+interface DiscoveryContext {
   readonly settings: Settings;
   readonly env: Readonly<Record<string, string | undefined>>;
-  readonly clock: Clock;
   readonly logger: Logger;
-}): BuiltDiscovery | undefined {
-  const { settings, env, logger } = options;
+}
+
+/**
+ * Each cloud `discovery_clouds` names whose scope is known, with its source
+ * when this bundle carries the SDKs. EC2 lists `discovery_aws_regions`, else
+ * the environment's region; GCE lists `gcp_project_id`, in
+ * `discovery_gcp_zones` or every zone; Azure lists `azure_subscription_id`,
+ * kept to `discovery_azure_resource_groups` if set. Credentials come from
+ * each cloud's usual environment.
+ */
+function discoveryClouds({ settings, env, logger }: DiscoveryContext): {
+  readonly clouds: readonly HostingCloud[];
+  readonly sources: readonly VmDiscovery[];
+} {
+  const clouds: HostingCloud[] = [];
   const sources: VmDiscovery[] = [];
+  const sdks: DiscoverySdks | undefined = discoverySdks;
   for (const cloud of new Set(settings.discovery_clouds ?? [])) {
     if (cloud === 'aws') {
       const region = env.AWS_REGION || env.AWS_DEFAULT_REGION;
@@ -47,12 +79,8 @@ export function buildDiscovery(options: {
         logger.warn('discovery: aws is listed but no region is known; set discovery_aws_regions');
         continue;
       }
-      sources.push(
-        lazy('aws', async () => {
-          const { Ec2VmDiscovery } = await import('../adapters/ec2/vm-discovery.ts');
-          return new Ec2VmDiscovery({ regions });
-        }),
-      );
+      clouds.push(cloud);
+      if (sdks !== undefined) sources.push(lazy(sdks, 'aws', (m) => new m.Ec2VmDiscovery({ regions })));
     }
     if (cloud === 'azure') {
       const subscription = settings.azure_subscription_id;
@@ -61,30 +89,30 @@ export function buildDiscovery(options: {
         continue;
       }
       const groups = settings.discovery_azure_resource_groups;
+      clouds.push(cloud);
+      if (sdks === undefined) continue;
       sources.push(
-        lazy('azure', async () => {
-          const [
+        lazy(
+          sdks,
+          'azure',
+          ([
             { ComputeManagementClient },
             { NetworkManagementClient },
             { AzureVmDiscovery },
             { defaultAzureCredential },
-          ] = await Promise.all([
-            import('@azure/arm-compute'),
-            import('@azure/arm-network'),
-            import('../adapters/azure-compute/vm-discovery.ts'),
-            import('../adapters/cluster-auth/aks-token.ts'),
-          ]);
-          // Service principal, workload identity or managed identity from AZURE_* variables.
-          const credential: TokenCredential = {
-            getToken: async (scopes, getTokenOptions) =>
-              (await defaultAzureCredential()).getToken(scopes, getTokenOptions),
-          };
-          return new AzureVmDiscovery({
-            compute: new ComputeManagementClient(credential, subscription),
-            network: new NetworkManagementClient(credential, subscription),
-            ...(groups === undefined ? {} : { resourceGroups: groups }),
-          });
-        }),
+          ]) => {
+            // Service principal, workload identity or managed identity from AZURE_* variables.
+            const credential: TokenCredential = {
+              getToken: async (scopes, getTokenOptions) =>
+                (await defaultAzureCredential()).getToken(scopes, getTokenOptions),
+            };
+            return new AzureVmDiscovery({
+              compute: new ComputeManagementClient(credential, subscription),
+              network: new NetworkManagementClient(credential, subscription),
+              ...(groups === undefined ? {} : { resourceGroups: groups }),
+            });
+          },
+        ),
       );
     }
     if (cloud === 'gcp') {
@@ -94,16 +122,54 @@ export function buildDiscovery(options: {
         continue;
       }
       const zones = settings.discovery_gcp_zones;
-      sources.push(
-        lazy('gcp', async () => {
-          const { GceVmDiscovery } = await import('../adapters/gce/vm-discovery.ts');
-          return new GceVmDiscovery({ project, ...(zones === undefined ? {} : { zones }) });
-        }),
-      );
+      clouds.push(cloud);
+      if (sdks !== undefined) {
+        sources.push(
+          lazy(
+            sdks,
+            'gcp',
+            (m) => new m.GceVmDiscovery({ project, ...(zones === undefined ? {} : { zones }) }),
+          ),
+        );
+      }
     }
   }
+  return { clouds, sources };
+}
+
+/**
+ * Local mode's discovery cache for the clouds `discovery_clouds` names, in
+ * memory, refreshing at start and every `discovery_refresh_seconds`;
+ * undefined when no cloud is named.
+ */
+export function buildDiscovery(
+  options: DiscoveryContext & { readonly clock: Clock },
+): BuiltDiscovery | undefined {
+  const { sources } = discoveryClouds(options);
   if (sources.length === 0) return undefined;
-  const cache = new DiscoveryCache(sources, options.clock, logger);
-  const stop = cache.schedule(settings.discovery_refresh_seconds ?? DEFAULT_DISCOVERY_REFRESH_SECONDS);
+  const cache = new DiscoveryCache(sources, options.clock, options.logger);
+  const stop = cache.schedule(
+    options.settings.discovery_refresh_seconds ?? DEFAULT_DISCOVERY_REFRESH_SECONDS,
+  );
   return { cache, stop };
+}
+
+/**
+ * The deployed stack's discovery cache: each cloud's list in the runs table
+ * (`store`), read by every function, refreshed (POST /discovery/refresh, the
+ * scheduled function) only where the listing SDKs are bundled. No timer: the
+ * schedule is an EventBridge rule (infra/constructs/discovery-schedule.ts).
+ * Undefined when no cloud is named.
+ */
+export function buildStoredDiscovery(
+  options: DiscoveryContext & { readonly clock: Clock; readonly store: DiscoveryStore },
+): DiscoveryCache | undefined {
+  const { clouds, sources } = discoveryClouds(options);
+  if (clouds.length === 0) return undefined;
+  return new DiscoveryCache(sources, options.clock, options.logger, {
+    store: options.store,
+    clouds,
+    // Submit and dispatch of a batch look up to 50 VMs up in one invocation: one read of each cloud's item.
+    lookupCacheSeconds: 5,
+  });
 }

@@ -49,6 +49,37 @@ describe('cloud SDKs in the bundles', () => {
     expect(healthz.has('@aws-sdk/client-dynamodb')).toBe(true);
   }, 60_000);
 
+  // The VM-listing SDKs (shared/composition/discovery.ts) are gated the same way, by discoversVms.
+  const LISTING_SDKS = [
+    '@aws-sdk/client-ec2',
+    '@azure/arm-compute',
+    '@azure/arm-network',
+    '@google-cloud/compute',
+  ];
+
+  it('of VM listing are only in the functions that refresh discovery; GET /discovery and the dispatcher are built without them', async () => {
+    // The scheduled function has the same flags as the API's refresh (pinned below), so one build speaks for both.
+    const [refresh, reader, dispatcher] = await Promise.all(
+      [
+        API_HANDLERS['POST /discovery/refresh'],
+        API_HANDLERS['GET /discovery'],
+        WORKER_HANDLERS.DispatchRuns,
+      ].map(packagesIn),
+    );
+
+    for (const sdk of LISTING_SDKS) {
+      expect(refresh?.has(sdk), sdk).toBe(true);
+      expect(reader?.has(sdk), sdk).toBe(false);
+      expect(dispatcher?.has(sdk), sdk).toBe(false);
+    }
+    expect(
+      Object.entries({ ...API_HANDLERS, ...WORKER_HANDLERS })
+        .filter(([, spec]) => (spec as HandlerSpec).discoversVms === true)
+        .map(([name]) => name)
+        .sort(),
+    ).toEqual(['POST /discovery/refresh', 'RefreshDiscoverySchedule']);
+  }, 120_000);
+
   it('are kept by every function that starts, stops, polls or reads a task', () => {
     const controlling = Object.entries({ ...API_HANDLERS, ...WORKER_HANDLERS })
       .filter(([, spec]) => (spec as HandlerSpec).controlsTasks === true)

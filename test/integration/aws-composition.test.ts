@@ -28,7 +28,7 @@ import { apiGatewayAuthenticator } from '../../shared/http/api-gateway-auth.ts';
 import type { HttpEvent } from '../../shared/http/handler.ts';
 import { createRunTable, useMoto } from '../support/moto.ts';
 import { sqsEvent } from '../support/sqs-event.ts';
-import { setUpEcsRunner } from './ecs-moto.ts';
+import { ecsRunnerEnvironment, setUpEcsRunner } from './ecs-moto.ts';
 
 /*
  * The Lambda entry points as Lambda calls them — `handler(event, context)`
@@ -154,15 +154,8 @@ beforeAll(async () => {
     LOG_LEVEL: 'SILENT',
     AWS_LAMBDA_FUNCTION_NAME: 'remote-worker-test',
     // What the stack sets for the `ecs` runner (infra/function-environment.ts); ECS_CONTAINER_NAME and ECS_LOG_STREAM_PREFIX keep their defaults.
-    ECS_TASK_DEFINITIONS: JSON.stringify({ [names.image]: names.family }),
+    ...ecsRunnerEnvironment(names, network, 'rw/ssh-key'),
     ECS_TASK_FAMILY_PREFIX: 'remote-worker-test-run-',
-    ANSIBLE_RUNNER_AWS: 'ecs',
-    ANSIBLE_LOCAL_IMAGE: names.image,
-    ANSIBLE_ECS_CLUSTER: names.cluster,
-    ANSIBLE_ECS_SUBNET_ID: network.subnet,
-    ANSIBLE_ECS_SECURITY_GROUP_IDS: network.securityGroup,
-    ANSIBLE_ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
-    ANSIBLE_SSH_KEY_SM_NAME: 'rw/ssh-key',
   })) {
     vi.stubEnv(key, value);
   }

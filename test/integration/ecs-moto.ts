@@ -70,3 +70,26 @@ export async function setUpEcsRunner(
   );
   return network;
 }
+
+/**
+ * The settings and variables that make the `ecs` runner available to the AWS
+ * composition root for a runner cluster from `setUpEcsRunner`, as the stack
+ * sets them (infra/function-environment.ts), with AWS VMs' SSH key in
+ * Secrets Manager under `sshKeySecret`.
+ */
+export function ecsRunnerEnvironment(
+  names: { readonly cluster: string; readonly family: string; readonly image: string },
+  network: { readonly subnet: string; readonly securityGroup: string },
+  sshKeySecret: string,
+): Record<string, string> {
+  return {
+    ECS_TASK_DEFINITIONS: JSON.stringify({ [names.image]: names.family }),
+    ANSIBLE_RUNNER_AWS: 'ecs',
+    ANSIBLE_LOCAL_IMAGE: names.image,
+    ANSIBLE_ECS_CLUSTER: names.cluster,
+    ANSIBLE_ECS_SUBNET_ID: network.subnet,
+    ANSIBLE_ECS_SECURITY_GROUP_IDS: network.securityGroup,
+    ANSIBLE_ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
+    ANSIBLE_SSH_KEY_SM_NAME: sshKeySecret,
+  };
+}

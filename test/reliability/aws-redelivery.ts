@@ -24,7 +24,7 @@ import type { Run } from '../../shared/domain/run.ts';
 import { decodeRunMessage } from '../../shared/domain/run-message.ts';
 import type { Launcher } from '../../shared/ports/launcher.ts';
 import type { RunStore } from '../../shared/ports/run-store.ts';
-import { setUpEcsRunner } from '../integration/ecs-moto.ts';
+import { ecsRunnerEnvironment, setUpEcsRunner } from '../integration/ecs-moto.ts';
 import { createRunTable, type MotoServer, oneRequestAtATime } from '../support/moto.ts';
 import { sqsEvent } from '../support/sqs-event.ts';
 import { mulberry32 } from './random.ts';
@@ -162,14 +162,8 @@ export async function awsRedelivery(moto: MotoServer, options: RedeliveryOptions
       LOG_GROUP: '/remote-worker/runs',
       LOG_LEVEL: 'SILENT',
       AWS_LAMBDA_FUNCTION_NAME: 'remote-worker-dispatcher',
-      ECS_TASK_DEFINITIONS: JSON.stringify({ [names.image]: names.family }),
-      ANSIBLE_RUNNER_AWS: 'ecs',
-      ANSIBLE_LOCAL_IMAGE: names.image,
-      ANSIBLE_ECS_CLUSTER: names.cluster,
-      ANSIBLE_ECS_SUBNET_ID: network.subnet,
-      ANSIBLE_ECS_SECURITY_GROUP_IDS: network.securityGroup,
-      ANSIBLE_ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
-      ANSIBLE_SSH_KEY_SM_NAME: 'rw/ssh-key',
+      // The `ecs` runner's settings; AWS VMs get their SSH key (rw/ssh-key) by reference.
+      ...ecsRunnerEnvironment(names, network, 'rw/ssh-key'),
     };
     // The SDK clients buildAwsDeps creates read the endpoint and credentials from process.env.
     Object.assign(process.env, env);
