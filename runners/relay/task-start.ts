@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { prepareTask } from '../../shared/app/task-prep.ts';
 import type { Run } from '../../shared/domain/run.ts';
 import { SHIM_PREFIX } from '../../shared/domain/shim-protocol.ts';
+import type { Target } from '../../shared/domain/target.ts';
 import type { RunningExecution } from '../../shared/ports/executor.ts';
+import type { TargetStore } from '../../shared/ports/target-store.ts';
 import type { RelayAgentOptions } from './agent-options.ts';
 import type { LogShipper } from './log-shipper.ts';
 
@@ -14,7 +16,9 @@ export const ATTEMPT_FILE = 'attempt';
  * The task of a run this relay has just claimed: the one an earlier
  * incarnation started for this very attempt and died before recording
  * (resumed through the executor, never started twice), or a new one in a
- * fresh work dir, marked with the attempt before it starts.
+ * fresh work dir, marked with the attempt before it starts. `target` is the
+ * run's target as dispatch read it (the relay message's plan): task
+ * preparation takes it instead of reading the registry again.
  *
  * @example
  * const execution = await startOrResume(options, run, shipper, join(options.workRoot, run.id));
@@ -24,6 +28,7 @@ export async function startOrResume(
   run: Run,
   shipper: LogShipper,
   workDir: string,
+  target?: Target,
 ): Promise<RunningExecution> {
   const runId = run.id;
   const attemptFile = join(workDir, ATTEMPT_FILE);
@@ -37,7 +42,10 @@ export async function startOrResume(
     shipper.system(`${SHIM_PREFIX}relay ${o.id} restarted and resumed the task it had started`);
     return resumed;
   }
-  const prepared = await prepareTask(o, run);
+  const prepared = await prepareTask(
+    target === undefined ? o : { ...o, targets: knownTarget(o.targets, target) },
+    run,
+  );
   await rm(workDir, { recursive: true, force: true });
   await mkdir(workDir, { recursive: true, mode: 0o700 });
   // Written before the start, so a crash right after it leaves the mark resume looks for.
@@ -48,3 +56,11 @@ export async function startOrResume(
     (lines) => shipper.push(lines),
   );
 }
+
+/** The registry, with one target already known: asked for that id, it answers without a read. */
+const knownTarget = (targets: TargetStore, target: Target): TargetStore => ({
+  getTarget: (id) => (id === target.id ? Promise.resolve(target) : targets.getTarget(id)),
+  putTarget: (t) => targets.putTarget(t),
+  listTargets: () => targets.listTargets(),
+  deleteTarget: (id) => targets.deleteTarget(id),
+});

@@ -7,6 +7,7 @@ import {
 import { ValidationError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
 import { LIST_VALUE } from '../../domain/run-table.ts';
+import { withRelayClaim } from './relay-claim-item.ts';
 
 /** A run is one item; DynamoDB refuses items over 400 KB. */
 const MAX_ITEM_BYTES = 400 * 1024;
@@ -85,7 +86,8 @@ export function runItem(run: Run): Item {
   };
 }
 
-export const runOf = (item: Item): Run => JSON.parse(item.body?.S ?? 'null') as Run;
+/** The run an item holds, with a relay claim written since laid over its body (relay-claim-item.ts). */
+export const runOf = (item: Item): Run => withRelayClaim(JSON.parse(item.body?.S ?? 'null') as Run, item);
 
 interface CancellationReasonLike {
   readonly Code?: string | undefined;

@@ -12,6 +12,8 @@ import { type Clock, systemClock } from '../../ports/clock.ts';
 import {
   type CreateRunOptions,
   pageOf,
+  type RelayClaimRequest,
+  type RelayClaimResult,
   type RunPage,
   type RunQuery,
   type RunStore,
@@ -28,6 +30,7 @@ import {
   runTableOf,
   S,
 } from './items.ts';
+import { dynamoGetRuns, dynamoRelayClaim } from './relay-claim.ts';
 import { oldestActiveRuns, queryRunList } from './run-queries.ts';
 import { chunkRuns, createIdempotent, transact } from './transactions.ts';
 
@@ -218,6 +221,16 @@ export class DynamoRunStore implements RunStore {
   /** An UpdateItem, not a DeleteItem: the on-prem relay releases holds, and its role may not delete items. */
   releaseAccount(account: string, runId: string): Promise<void> {
     return releaseAccount(this.#t, account, runId);
+  }
+
+  /** One UpdateItem, ALL_NEW (shared/adapters/dynamodb/relay-claim.ts). */
+  claimRelayRun(runId: string, claim: RelayClaimRequest): Promise<RelayClaimResult> {
+    return dynamoRelayClaim(this.#t, runId, claim);
+  }
+
+  /** One BatchGetItem per 100 ids. */
+  getRuns(ids: readonly string[]): Promise<readonly Run[]> {
+    return dynamoGetRuns(this.#t, ids);
   }
 
   async #insertOne(run: Run): Promise<void> {

@@ -11,11 +11,14 @@ import { type Clock, systemClock } from '../../ports/clock.ts';
 import {
   type CreateRunOptions,
   pageOf,
+  type RelayClaimRequest,
+  type RelayClaimResult,
   type RunPage,
   type RunQuery,
   type RunStore,
 } from '../../ports/run-store.ts';
 import type { SqliteDatabase } from './database.ts';
+import { sqliteGetRuns, sqliteRelayClaim } from './relay-claim.ts';
 
 const MAX_PAGE = 100;
 const DEFAULT_IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
@@ -67,6 +70,8 @@ export class SqliteRunStore implements RunStore {
   readonly #getHold;
   readonly #putHold;
   readonly #deleteHold;
+  readonly #relayClaim;
+  readonly #getRuns;
 
   constructor(options: { db: SqliteDatabase; clock?: Clock; idempotencyTtlSeconds?: number }) {
     const db = options.db;
@@ -102,6 +107,8 @@ export class SqliteRunStore implements RunStore {
     this.#deleteHold = db.prepare<[string, string]>(
       'DELETE FROM account_holds WHERE account = ? AND run_id = ?',
     );
+    this.#relayClaim = sqliteRelayClaim(db);
+    this.#getRuns = sqliteGetRuns(db);
   }
 
   async createRun(run: Run, options: CreateRunOptions = {}): Promise<{ run: Run; created: boolean }> {
@@ -229,6 +236,15 @@ export class SqliteRunStore implements RunStore {
 
   async releaseAccount(account: string, runId: string): Promise<void> {
     this.#deleteHold.run(account, runId);
+  }
+
+  /** One IMMEDIATE transaction: the check and the write (shared/adapters/sqlite/relay-claim.ts). */
+  async claimRelayRun(runId: string, claim: RelayClaimRequest): Promise<RelayClaimResult> {
+    return this.#relayClaim(runId, claim);
+  }
+
+  async getRuns(ids: readonly string[]): Promise<readonly Run[]> {
+    return this.#getRuns(ids);
   }
 
   #read(id: string): Run | undefined {
