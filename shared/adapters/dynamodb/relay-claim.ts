@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { BatchGetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { claimedVersion } from '../../domain/relay-claim.ts';
 import type { Run } from '../../domain/run.ts';
@@ -5,7 +6,7 @@ import { backoffMs } from '../../lib/backoff.ts';
 import { sleep } from '../../lib/sleep.ts';
 import type { RelayClaimRequest, RelayClaimResult } from '../../ports/run-store.ts';
 import { errorName, type Item, N, type RunTable, runKey, runOf, S } from './items.ts';
-import { RELAY_CLAIM_ATTRIBUTE, relayClaimOf } from './relay-claim-item.ts';
+import { RELAY_CLAIM_ATTRIBUTE } from './relay-claim-item.ts';
 
 /**
  * The relay claim (RunStore.claimRelayRun) as one UpdateItem: the condition
@@ -24,7 +25,8 @@ export async function dynamoRelayClaim(
   runId: string,
   c: RelayClaimRequest,
 ): Promise<RelayClaimResult> {
-  const mark = JSON.stringify({ owner: c.owner, at: c.at });
+  // The token tells this call's own write (an SDK retry after a lost response) from any other claim.
+  const mark = JSON.stringify({ owner: c.owner, at: c.at, token: randomUUID() });
   try {
     const { Attributes } = await t.client.send(
       new UpdateItemCommand({
@@ -55,13 +57,8 @@ export async function dynamoRelayClaim(
     if (errorName(error) !== 'ConditionalCheckFailedException') throw error;
     const old = (error as { Item?: Item }).Item;
     if (old === undefined) return { claimed: false, run: undefined };
-    const found = relayClaimOf(old);
-    const ours =
-      found?.owner === c.owner &&
-      found.at === c.at &&
-      old.version?.N === String(claimedVersion(c.sentVersion));
-    // Our own claim, retried by the SDK after a lost response.
-    return { claimed: ours, run: runOf(old) };
+    // Our own claim, retried by the SDK after a lost response: it counts as made.
+    return { claimed: old[RELAY_CLAIM_ATTRIBUTE]?.S === mark, run: runOf(old) };
   }
 }
 
