@@ -164,7 +164,7 @@ export class RelayAgent {
       });
       if (claim.claimed) {
         const claimed = claim.run;
-        this.track(runId, message.receiptHandle, () => this.execute(claimed, decoded.plan));
+        this.track(runId, message.receiptHandle, () => this.execute(claimed, decoded.plan, true));
         return;
       }
       run = claim.run; // not the record the message was sent for: decide from what is stored
@@ -251,7 +251,7 @@ export class RelayAgent {
   }
 
   /** Start (or resume) the task of a run this relay has claimed, record it running, and see it to its end. */
-  private async execute(claimed: Run, plan: RelayPlan | undefined): Promise<Handled> {
+  private async execute(claimed: Run, plan: RelayPlan | undefined, freshClaim = false): Promise<Handled> {
     const runId = claimed.id;
     let run = claimed;
     if (run.cancelRequested) return this.settle(runId, 'cancelled', 'Cancelled before it started');
@@ -260,7 +260,10 @@ export class RelayAgent {
     const workDir = join(this.o.workRoot, runId);
     let execution: RunningExecution;
     try {
-      execution = await startOrResume(this.o, run, shipper, workDir, plan?.target);
+      execution = await startOrResume(this.o, run, shipper, workDir, {
+        ...(plan?.target === undefined ? {} : { target: plan.target }),
+        freshClaim,
+      });
     } catch (error) {
       const what = error instanceof DomainError ? error.message : 'The relay could not start the task';
       const trouble = detectTrouble(what, run.kind);

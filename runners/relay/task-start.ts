@@ -16,9 +16,8 @@ export const ATTEMPT_FILE = 'attempt';
  * The task of a run this relay has just claimed: the one an earlier
  * incarnation started for this very attempt and died before recording
  * (resumed through the executor, never started twice), or a new one in a
- * fresh work dir, marked with the attempt before it starts. `target` is the
- * run's target as dispatch read it (the relay message's plan): task
- * preparation takes it instead of reading the registry again.
+ * fresh work dir, marked with the attempt before it starts. A target from
+ * the relay message's plan is used instead of reading the registry again.
  *
  * @example
  * const execution = await startOrResume(options, run, shipper, join(options.workRoot, run.id));
@@ -28,12 +27,13 @@ export async function startOrResume(
   run: Run,
   shipper: LogShipper,
   workDir: string,
-  target?: Target,
+  how: StartOptions = {},
 ): Promise<RunningExecution> {
   const runId = run.id;
   const attemptFile = join(workDir, ATTEMPT_FILE);
   // This attempt was started by an earlier incarnation that died before recording it: resume that task.
-  const started = await readFile(attemptFile, 'utf8').catch(() => '');
+  // A claim of the record the message was sent for is the first claim of this attempt: nothing to resume.
+  const started = how.freshClaim === true ? '' : await readFile(attemptFile, 'utf8').catch(() => '');
   const resumed =
     started === String(run.attempt)
       ? await o.executor.resume?.(runId, workDir, (lines) => shipper.push(lines))
@@ -42,19 +42,36 @@ export async function startOrResume(
     shipper.system(`${SHIM_PREFIX}relay ${o.id} restarted and resumed the task it had started`);
     return resumed;
   }
-  const prepared = await prepareTask(
-    target === undefined ? o : { ...o, targets: knownTarget(o.targets, target) },
-    run,
+  const deps = how.target === undefined ? o : { ...o, targets: knownTarget(o.targets, how.target) };
+  // Preparation and the work dir at once; the attempt mark is written before the start, so a crash
+  // right after it leaves the mark resume looks for (a mark with no task behind it resumes nothing).
+  const [prepared, dir] = await Promise.allSettled([
+    prepareTask(deps, run),
+    freshWorkDir(workDir, run.attempt),
+  ]);
+  if (prepared.status === 'rejected') {
+    await rm(workDir, { recursive: true, force: true }).catch(() => {});
+    throw prepared.reason;
+  }
+  if (dir.status === 'rejected') throw dir.reason;
+  shipper.system(`${SHIM_PREFIX}starting on relay ${o.id} (${o.executor.name} executor)`);
+  const { spec, secretEnv } = prepared.value;
+  return o.executor.start({ runId, image: run.image ?? '', spec, secretEnv, workDir }, (lines) =>
+    shipper.push(lines),
   );
+}
+
+export interface StartOptions {
+  /** The run's target as dispatch read it (the relay message's plan): not read again. */
+  readonly target?: Target;
+  /** The run was just claimed from the record its message was sent for, so no earlier task can exist. */
+  readonly freshClaim?: boolean;
+}
+
+async function freshWorkDir(workDir: string, attempt: number): Promise<void> {
   await rm(workDir, { recursive: true, force: true });
   await mkdir(workDir, { recursive: true, mode: 0o700 });
-  // Written before the start, so a crash right after it leaves the mark resume looks for.
-  await writeFile(attemptFile, String(run.attempt), { mode: 0o600 });
-  shipper.system(`${SHIM_PREFIX}starting on relay ${o.id} (${o.executor.name} executor)`);
-  return o.executor.start(
-    { runId, image: run.image ?? '', spec: prepared.spec, secretEnv: prepared.secretEnv, workDir },
-    (lines) => shipper.push(lines),
-  );
+  await writeFile(join(workDir, ATTEMPT_FILE), String(attempt), { mode: 0o600 });
 }
 
 /** The registry, with one target already known: asked for that id, it answers without a read. */
