@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { CreateTableCommand, DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
-import { CreateQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { RelayAgent } from '../../runners/relay/agent.ts';
 import { DynamoLogStore } from '../../shared/adapters/dynamodb/log-store.ts';
 import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
@@ -15,10 +15,10 @@ import { RelayLauncher } from '../../shared/adapters/relay/relay-launcher.ts';
 import { SqsWorkQueue } from '../../shared/adapters/sqs/work-queue.ts';
 import { settleRun } from '../../shared/app/run-updates.ts';
 import { amend, newRun, type Run, transition } from '../../shared/domain/run.ts';
-import { runTableDefinition } from '../../shared/domain/run-table.ts';
 import type { Target } from '../../shared/domain/target.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import type { Executor, RunningExecution } from '../../shared/ports/executor.ts';
+import { createRunTable } from '../../test/support/moto.ts';
 import type { CallCounter } from './call-counter.ts';
 
 const PLAYBOOKS = fileURLToPath(new URL('../../examples/playbooks', import.meta.url));
@@ -31,22 +31,20 @@ const IMAGE = 'chrweav/ansible-winrm:latest';
  * dispatcher: the run's writes up to the send (uncounted), the send through
  * RelayLauncher, then the dispatcher's `launched` write.
  */
-export async function relayRig(config: DynamoDBClientConfig, counter: CallCounter) {
+export async function relayRig(
+  config: DynamoDBClientConfig,
+  counter: CallCounter,
+  /** The relay's long-poll wait: 20 s as deployed; a test that stops the relay soon after wants less. */
+  pollWaitSeconds = 20,
+) {
   const setupDynamo = new DynamoDBClient(config);
   const setupSqs = new SQSClient(config);
   const dynamodb = counter.count('DynamoDB', new DynamoDBClient(config));
   const sqs = counter.count('SQS', new SQSClient(config));
+  // Output is counted apart: how many chunks it ships in depends on when the shipper flushes.
+  const logsDynamodb = counter.count('DynamoDB(logs)', new DynamoDBClient(config));
   const tableName = `runs-${randomUUID().slice(0, 8)}`;
-  const def = runTableDefinition();
-  await setupDynamo.send(
-    new CreateTableCommand({
-      TableName: tableName,
-      BillingMode: 'PAY_PER_REQUEST',
-      KeySchema: def.keySchema,
-      AttributeDefinitions: def.attributeDefinitions,
-      GlobalSecondaryIndexes: def.globalSecondaryIndexes,
-    }),
-  );
+  await createRunTable(setupDynamo, tableName);
   const queueUrl = async (name: string) =>
     (await setupSqs.send(new CreateQueueCommand({ QueueName: `${name}-${randomUUID().slice(0, 8)}` })))
       .QueueUrl ?? '';
@@ -56,7 +54,7 @@ export async function relayRig(config: DynamoDBClientConfig, counter: CallCounte
   const setupStore = new DynamoRunStore({ client: setupDynamo, tableName });
   const store = new DynamoRunStore({ client: dynamodb, tableName });
   const targets = new DynamoTargetStore({ client: dynamodb, tableName });
-  const logs = new DynamoLogStore({ client: dynamodb, tableName });
+  const logs = new DynamoLogStore({ client: logsDynamodb, tableName });
   const queue = new SqsWorkQueue({ client: sqs, queueUrl: relayUrl });
   const launcher = new RelayLauncher(queue, logs);
   const target: Target = await new DynamoTargetStore({ client: setupDynamo, tableName }).putTarget({
@@ -101,7 +99,7 @@ export async function relayRig(config: DynamoDBClientConfig, counter: CallCounte
     logger: new Logger({ serviceName: 'relay-rig', logLevel: 'SILENT' }),
     workRoot,
     concurrency: 4,
-    pollWaitSeconds: 20,
+    pollWaitSeconds,
   });
 
   /** A run as the dispatcher leaves it just before its send: claimed, launch intent `local` (uncounted). */
@@ -134,6 +132,16 @@ export async function relayRig(config: DynamoDBClientConfig, counter: CallCounte
     floorUrl,
     sqs: setupSqs,
     intent,
+    /** Whether the relay queue holds no message, visible or not (uncounted). */
+    async queueEmpty(): Promise<boolean> {
+      const { Attributes: a } = await setupSqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: relayUrl,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
+      );
+      return a?.ApproximateNumberOfMessages === '0' && a.ApproximateNumberOfMessagesNotVisible === '0';
+    },
     /** The run's state, read with the uncounted client. */
     stateOf: async (id: string) => (await setupStore.getRun(id))?.state,
     /** Hold every task start open until the answer is called. */
@@ -147,10 +155,12 @@ export async function relayRig(config: DynamoDBClientConfig, counter: CallCounte
         open();
       };
     },
-    /** The dispatcher's send (with the target it read when `withTarget`), then its `launched` write. */
-    async handOver(run: Run, withTarget = true): Promise<void> {
-      const handle = await launcher.launch({ run, image: IMAGE, ...(withTarget ? { target } : {}) });
-      await settleRun(
+    /** The dispatcher's send through RelayLauncher, with the target it read when `withTarget`. */
+    send: (run: Run, withTarget = true) =>
+      launcher.launch({ run, image: IMAGE, ...(withTarget ? { target } : {}) }),
+    /** The dispatcher's `launched` write after its send, as dispatchRun makes it. */
+    launched: (run: Run, handle: string) =>
+      settleRun(
         store,
         run.id,
         (r) =>
@@ -160,12 +170,15 @@ export async function relayRig(config: DynamoDBClientConfig, counter: CallCounte
               })
             : r,
         run,
-      );
+      ),
+    /** The dispatcher's send, then its `launched` write. */
+    async handOver(run: Run, withTarget = true): Promise<void> {
+      await this.launched(run, await this.send(run, withTarget));
     },
     async close(): Promise<void> {
       await agent.stop(5_000);
       rmSync(workRoot, { recursive: true, force: true });
-      for (const c of [setupDynamo, setupSqs, dynamodb, sqs]) c.destroy();
+      for (const c of [setupDynamo, setupSqs, dynamodb, logsDynamodb, sqs]) c.destroy();
     },
   };
 }
