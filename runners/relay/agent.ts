@@ -136,7 +136,15 @@ export class RelayAgent {
         for (const m of messages) await this.o.queue.changeVisibility(m.receiptHandle, 0).catch(() => {});
         break;
       }
-      for (const message of messages) await this.onMessage(message);
+      for (const message of messages) {
+        // A store error leaves the message where it is: it comes back when its visibility ends.
+        await this.onMessage(message).catch((error: unknown) =>
+          this.o.logger.error('relay: message handling failed; it will be delivered again', {
+            messageId: message.id,
+            error: error as Error,
+          }),
+        );
+      }
     }
   }
 
