@@ -4,22 +4,22 @@ import { endRun } from '../../shared/app/credentials.ts';
 import { settleRun } from '../../shared/app/run-updates.ts';
 import { troubledReason } from '../../shared/app/trouble-reason.ts';
 import { DomainError } from '../../shared/domain/errors.ts';
+import { claimForRelay, relayClaimable } from '../../shared/domain/relay-claim.ts';
 import {
-  amend,
-  isRelayOwner,
   isTerminal,
   RELAY_OWNER_PREFIX,
   type Run,
   type RunState,
   transition,
 } from '../../shared/domain/run.ts';
-import { decodeRunMessage } from '../../shared/domain/run-message.ts';
+import { decodeRelayMessage, type RelayPlan } from '../../shared/domain/run-message.ts';
 import { SHIM_PREFIX } from '../../shared/domain/shim-protocol.ts';
 import { detectTrouble } from '../../shared/domain/troubleshooting.ts';
 import { sleep } from '../../shared/lib/sleep.ts';
 import type { RunningExecution } from '../../shared/ports/executor.ts';
 import type { QueueMessage } from '../../shared/ports/work-queue.ts';
 import type { RelayAgentOptions } from './agent-options.ts';
+import { CancelWatch } from './cancel-watch.ts';
 import { LogShipper } from './log-shipper.ts';
 import { startOrResume } from './task-start.ts';
 import { watchTask } from './task-watch.ts';
@@ -30,6 +30,9 @@ interface Active {
   readonly done: Promise<void>;
 }
 
+/** What handling a run ends with: the run as last written, when the handler knows it (else it is read). */
+type Handled = Run | undefined;
+
 /** The part of the run's launch handle that belongs to the relay: `relay:<relayId>/<executor handle>`. */
 const relayHandle = (relayId: string, execHandle: string) => `relay:${relayId}/${execHandle}`;
 const execHandleOf = (relayId: string, handle: string | undefined): string | undefined => {
@@ -38,9 +41,13 @@ const execHandleOf = (relayId: string, handle: string | undefined): string | und
 };
 
 /**
- * The relay: long-polls its queue, claims runs with a conditional write,
- * executes them through an Executor, ships redacted output to the LogStore,
- * honours cancel and the run's deadline, and settles each run exactly once.
+ * The relay: long-polls its queue, claims runs with one conditional write
+ * that answers the run (RunStore.claimRelayRun, from the version the message
+ * carries; nothing waits for the dispatcher's `launched` write), executes
+ * them through an Executor, ships redacted output to the LogStore, honours
+ * cancel (one read for all its running runs, cancel-watch.ts) and the run's
+ * deadline, and settles each run exactly once. A message in the old shape
+ * (run id only) is handled by reading the run first.
  * On start it adopts the tasks it left running and reaps any it does not know.
  * Runs in-process in local mode and as the on-prem agent in AWS mode.
  *
@@ -57,11 +64,13 @@ export class RelayAgent {
   private readonly owner: string;
   private readonly concurrency: number;
   private readonly visibility: number;
+  private readonly cancels: CancelWatch;
 
   constructor(private readonly o: RelayAgentOptions) {
     this.owner = `${RELAY_OWNER_PREFIX}${o.id}`;
     this.concurrency = o.concurrency ?? 3;
     this.visibility = o.visibilityTimeoutSeconds ?? 60;
+    this.cancels = new CancelWatch(o.store, o.cancelPollMs ?? 1000, o.logger);
   }
 
   /** Runs currently executing here. */
@@ -127,12 +136,20 @@ export class RelayAgent {
         for (const m of messages) await this.o.queue.changeVisibility(m.receiptHandle, 0).catch(() => {});
         break;
       }
-      for (const message of messages) await this.onMessage(message);
+      for (const message of messages) {
+        // A store error leaves the message where it is: it comes back when its visibility ends.
+        await this.onMessage(message).catch((error: unknown) =>
+          this.o.logger.error('relay: message handling failed; it will be delivered again', {
+            messageId: message.id,
+            error: error as Error,
+          }),
+        );
+      }
     }
   }
 
   private async onMessage(message: QueueMessage): Promise<void> {
-    const decoded = decodeRunMessage(message.body);
+    const decoded = decodeRelayMessage(message.body);
     if (decoded === undefined) {
       this.o.logger.error('relay: poison message dropped', { messageId: message.id });
       await this.o.queue.delete(message.receiptHandle);
@@ -144,7 +161,22 @@ export class RelayAgent {
       tracked.receipt = message.receiptHandle; // a redelivery of what we are already running
       return;
     }
-    const run = await this.o.store.getRun(runId);
+    let run: Run | undefined;
+    if (decoded.version === undefined) {
+      run = await this.o.store.getRun(runId); // the old shape: no version to claim from
+    } else {
+      const claim = await this.o.store.claimRelayRun(runId, {
+        owner: this.owner,
+        at: this.now(),
+        sentVersion: decoded.version,
+      });
+      if (claim.claimed) {
+        const claimed = claim.run;
+        this.track(runId, message.receiptHandle, () => this.execute(claimed, decoded.plan, true));
+        return;
+      }
+      run = claim.run; // not the record the message was sent for: decide from what is stored
+    }
     if (run === undefined || isTerminal(run.state)) {
       await this.o.queue.delete(message.receiptHandle);
       return;
@@ -163,7 +195,8 @@ export class RelayAgent {
       await this.o.queue.changeVisibility(message.receiptHandle, 30); // ours in name only: no task to adopt yet
       return;
     }
-    this.track(runId, message.receiptHandle, () => this.claimAndExecute(runId));
+    const known = run;
+    this.track(runId, message.receiptHandle, () => this.claimAndExecute(known, decoded.plan));
   }
 
   /** Resolves when a run finishes (or after a second, so a stop request is noticed). */
@@ -177,7 +210,7 @@ export class RelayAgent {
     });
   }
 
-  private track(runId: string, receipt: string | undefined, work: () => Promise<void>): void {
+  private track(runId: string, receipt: string | undefined, work: () => Promise<Handled>): void {
     const entry: Active = { runId, receipt, done: Promise.resolve() };
     this.active.set(runId, entry);
     const heartbeat = setInterval(
@@ -189,15 +222,16 @@ export class RelayAgent {
       (this.visibility * 1000) / 3,
     );
     (entry as { done: Promise<void> }).done = work()
-      .catch((error: unknown) =>
-        this.o.logger.error('relay: run handling failed', { runId, error: error as Error }),
-      )
-      .finally(async () => {
+      .catch((error: unknown): Handled => {
+        this.o.logger.error('relay: run handling failed', { runId, error: error as Error });
+        return undefined;
+      })
+      .then(async (handled) => {
         clearInterval(heartbeat);
         this.active.delete(runId);
         this.freed?.();
         this.freed = undefined;
-        const run = await this.o.store.getRun(runId).catch(() => undefined);
+        const run = handled ?? (await this.o.store.getRun(runId).catch(() => undefined));
         // Only a settled run's message is deleted: anything else comes back and is picked up again.
         if (entry.receipt !== undefined && (run === undefined || isTerminal(run.state))) {
           await this.o.queue.delete(entry.receipt).catch(() => {});
@@ -208,37 +242,36 @@ export class RelayAgent {
   private now = () => this.o.clock.now();
 
   /**
-   * The dispatcher sends to the relay queue before it records `launched`, so a
-   * fast relay can see the run still `dispatching`: wait briefly for the record.
+   * The claim from a run as read (an old-shape message, or one whose record
+   * has moved on since it was sent): a conditional write from what is known.
+   * Never takes a run another relay has claimed; a run this relay claimed
+   * before a restart is resumed (startOrResume).
    */
-  private async waitUntilLaunched(runId: string): Promise<boolean> {
-    const until = this.o.clock.nowMs() + 10_000;
-    for (;;) {
-      const run = await this.o.store.getRun(runId);
-      if (run === undefined || isTerminal(run.state)) return false;
-      if (run.state !== 'queued' && run.state !== 'dispatching') return true;
-      if (this.o.clock.nowMs() > until) return false;
-      await sleep(5);
-    }
+  private async claimAndExecute(known: Run, plan: RelayPlan | undefined): Promise<Handled> {
+    const run = await settleRun(
+      this.o.store,
+      known.id,
+      (r) => (relayClaimable(r) ? claimForRelay(r, this.owner, this.now()) : r),
+      known,
+    );
+    if (run.state !== 'launched' || run.owner !== this.owner) return run;
+    return this.execute(run, plan);
   }
 
-  private async claimAndExecute(runId: string): Promise<void> {
-    if (!(await this.waitUntilLaunched(runId))) return;
-    let run = await settleRun(this.o.store, runId, (r) =>
-      // Never take a run another relay has claimed: only the dispatcher's owner is replaced.
-      r.state === 'launched' && !isRelayOwner(r.owner) ? amend(r, this.now(), { owner: this.owner }) : r,
-    );
-    if (run.state !== 'launched' || run.owner !== this.owner) return;
-    if (run.cancelRequested) {
-      await this.settle(runId, 'cancelled', 'Cancelled before it started');
-      return;
-    }
+  /** Start (or resume) the task of a run this relay has claimed, record it running, and see it to its end. */
+  private async execute(claimed: Run, plan: RelayPlan | undefined, freshClaim = false): Promise<Handled> {
+    const runId = claimed.id;
+    let run = claimed;
+    if (run.cancelRequested) return this.settle(runId, 'cancelled', 'Cancelled before it started');
 
     const shipper = new LogShipper(this.o.logs, runId).watchFor(run.kind);
     const workDir = join(this.o.workRoot, runId);
     let execution: RunningExecution;
     try {
-      execution = await startOrResume(this.o, run, shipper, workDir);
+      execution = await startOrResume(this.o, run, shipper, workDir, {
+        ...(plan?.target === undefined ? {} : { target: plan.target }),
+        freshClaim,
+      });
     } catch (error) {
       const what = error instanceof DomainError ? error.message : 'The relay could not start the task';
       const trouble = detectTrouble(what, run.kind);
@@ -247,43 +280,52 @@ export class RelayAgent {
         this.o.logger.error('relay: start failed', { runId, error: error as Error });
       shipper.system(`${SHIM_PREFIX}${reason}`);
       await shipper.close().catch(() => {});
-      await this.settle(runId, 'failed', reason);
-      return;
+      return this.settle(runId, 'failed', reason);
     }
-    run = await settleRun(this.o.store, runId, (r) =>
-      r.state === 'launched'
-        ? transition(r, 'running', this.now(), {
-            patch: {
-              launch: {
-                backend: 'local',
-                intentAt: r.launch?.intentAt ?? this.now(),
-                handle: relayHandle(this.o.id, execution.handle),
+    run = await settleRun(
+      this.o.store,
+      runId,
+      (r) =>
+        r.state === 'launched'
+          ? transition(r, 'running', this.now(), {
+              patch: {
+                launch: {
+                  backend: 'local',
+                  intentAt: r.launch?.intentAt ?? this.now(),
+                  handle: relayHandle(this.o.id, execution.handle),
+                },
               },
-            },
-          })
-        : r,
+            })
+          : r,
+      run,
     );
-    await this.supervise(run, execution, shipper, workDir);
+    return this.supervise(run, execution, shipper, workDir);
   }
 
-  private async adoptAndFinish(run: Run, execHandle: string): Promise<void> {
+  private async adoptAndFinish(run: Run, execHandle: string): Promise<Handled> {
     const shipper = new LogShipper(this.o.logs, run.id).watchFor(run.kind);
     const workDir = join(this.o.workRoot, run.id);
     const execution = await this.o.executor.adopt(execHandle, workDir, (lines) => shipper.push(lines));
     shipper.system(`${SHIM_PREFIX}relay ${this.o.id} restarted and adopted this run`);
-    await this.supervise(run, execution, shipper, workDir);
+    return this.supervise(run, execution, shipper, workDir);
   }
 
   /** Watch for cancel and the deadline until the task ends, then settle the run once. */
-  private async supervise(run: Run, execution: RunningExecution, shipper: LogShipper, workDir: string) {
-    const { state, reason: what, exitCode } = await watchTask(this.o, run, execution, shipper);
+  private async supervise(
+    run: Run,
+    execution: RunningExecution,
+    shipper: LogShipper,
+    workDir: string,
+  ): Promise<Handled> {
+    const { state, reason: what, exitCode } = await watchTask(this.o, run, execution, shipper, this.cancels);
     const trouble = state === 'failed' ? shipper.trouble : undefined;
     const reason =
       trouble === undefined || what === undefined ? what : await troubledReason(this.o, run, trouble, what);
     shipper.system(`${SHIM_PREFIX}${state}${reason === undefined ? '' : ` (${reason})`}`);
     await shipper.close();
-    await this.settle(run.id, state, reason, exitCode);
+    const ended = await this.settle(run.id, state, reason, exitCode);
     await rm(workDir, { recursive: true, force: true }).catch(() => {});
+    return ended;
   }
 
   /**
@@ -291,8 +333,8 @@ export class RelayAgent {
    * account hold, its per-run secrets): whoever sees the run ended sees the
    * account checked in.
    */
-  private async settle(runId: string, state: RunState, reason?: string, exitCode?: number): Promise<void> {
-    await endRun(this.o, runId, (r) =>
+  private async settle(runId: string, state: RunState, reason?: string, exitCode?: number): Promise<Run> {
+    return endRun(this.o, runId, (r) =>
       transition(r, state, this.now(), {
         ...(reason === undefined ? {} : { reason }),
         ...(exitCode === undefined ? {} : { patch: { exitCode } }),

@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { prepareTask } from '../../shared/app/task-prep.ts';
 import type { Run } from '../../shared/domain/run.ts';
 import { SHIM_PREFIX } from '../../shared/domain/shim-protocol.ts';
+import type { Target } from '../../shared/domain/target.ts';
 import type { RunningExecution } from '../../shared/ports/executor.ts';
+import type { TargetStore } from '../../shared/ports/target-store.ts';
 import type { RelayAgentOptions } from './agent-options.ts';
 import type { LogShipper } from './log-shipper.ts';
 
@@ -14,7 +16,8 @@ export const ATTEMPT_FILE = 'attempt';
  * The task of a run this relay has just claimed: the one an earlier
  * incarnation started for this very attempt and died before recording
  * (resumed through the executor, never started twice), or a new one in a
- * fresh work dir, marked with the attempt before it starts.
+ * fresh work dir, marked with the attempt before it starts. A target from
+ * the relay message's plan is used instead of reading the registry again.
  *
  * @example
  * const execution = await startOrResume(options, run, shipper, join(options.workRoot, run.id));
@@ -24,11 +27,13 @@ export async function startOrResume(
   run: Run,
   shipper: LogShipper,
   workDir: string,
+  how: StartOptions = {},
 ): Promise<RunningExecution> {
   const runId = run.id;
   const attemptFile = join(workDir, ATTEMPT_FILE);
   // This attempt was started by an earlier incarnation that died before recording it: resume that task.
-  const started = await readFile(attemptFile, 'utf8').catch(() => '');
+  // A claim of the record the message was sent for is the first claim of this attempt: nothing to resume.
+  const started = how.freshClaim === true ? '' : await readFile(attemptFile, 'utf8').catch(() => '');
   const resumed =
     started === String(run.attempt)
       ? await o.executor.resume?.(runId, workDir, (lines) => shipper.push(lines))
@@ -37,14 +42,42 @@ export async function startOrResume(
     shipper.system(`${SHIM_PREFIX}relay ${o.id} restarted and resumed the task it had started`);
     return resumed;
   }
-  const prepared = await prepareTask(o, run);
-  await rm(workDir, { recursive: true, force: true });
-  await mkdir(workDir, { recursive: true, mode: 0o700 });
-  // Written before the start, so a crash right after it leaves the mark resume looks for.
-  await writeFile(attemptFile, String(run.attempt), { mode: 0o600 });
+  const deps = how.target === undefined ? o : { ...o, targets: knownTarget(o.targets, how.target) };
+  // Preparation and the work dir at once; the attempt mark is written before the start, so a crash
+  // right after it leaves the mark resume looks for (a mark with no task behind it resumes nothing).
+  const [prepared, dir] = await Promise.allSettled([
+    prepareTask(deps, run),
+    freshWorkDir(workDir, run.attempt),
+  ]);
+  if (prepared.status === 'rejected') {
+    await rm(workDir, { recursive: true, force: true }).catch(() => {});
+    throw prepared.reason;
+  }
+  if (dir.status === 'rejected') throw dir.reason;
   shipper.system(`${SHIM_PREFIX}starting on relay ${o.id} (${o.executor.name} executor)`);
-  return o.executor.start(
-    { runId, image: run.image ?? '', spec: prepared.spec, secretEnv: prepared.secretEnv, workDir },
-    (lines) => shipper.push(lines),
+  const { spec, secretEnv } = prepared.value;
+  return o.executor.start({ runId, image: run.image ?? '', spec, secretEnv, workDir }, (lines) =>
+    shipper.push(lines),
   );
 }
+
+export interface StartOptions {
+  /** The run's target as dispatch read it (the relay message's plan): not read again. */
+  readonly target?: Target;
+  /** The run was just claimed from the record its message was sent for, so no earlier task can exist. */
+  readonly freshClaim?: boolean;
+}
+
+async function freshWorkDir(workDir: string, attempt: number): Promise<void> {
+  await rm(workDir, { recursive: true, force: true });
+  await mkdir(workDir, { recursive: true, mode: 0o700 });
+  await writeFile(join(workDir, ATTEMPT_FILE), String(attempt), { mode: 0o600 });
+}
+
+/** The registry, with one target already known: asked for that id, it answers without a read. */
+const knownTarget = (targets: TargetStore, target: Target): TargetStore => ({
+  getTarget: (id) => (id === target.id ? Promise.resolve(target) : targets.getTarget(id)),
+  putTarget: (t) => targets.putTarget(t),
+  listTargets: () => targets.listTargets(),
+  deleteTarget: (id) => targets.deleteTarget(id),
+});

@@ -1,7 +1,8 @@
-import { deadlineOf, isTerminal, type Run, type RunState } from '../../shared/domain/run.ts';
+import { deadlineOf, type Run, type RunState } from '../../shared/domain/run.ts';
 import { SHIM_PREFIX } from '../../shared/domain/shim-protocol.ts';
 import type { ExecutionResult, RunningExecution } from '../../shared/ports/executor.ts';
 import type { RelayAgentOptions } from './agent-options.ts';
+import type { CancelSource } from './cancel-watch.ts';
 import type { LogShipper } from './log-shipper.ts';
 
 type StopReason = 'cancelled' | 'timed_out';
@@ -15,17 +16,19 @@ export interface TaskEnd {
 
 /**
  * Watch a running task until it ends: a cancel request (or the run ended
- * elsewhere), seen by re-reading the run every `cancelPollMs`, or the run's
- * deadline stops it with `killGraceMs` of grace; then answer how the run ends.
+ * elsewhere), seen by the relay's one cancel reader for all its runs
+ * (cancel-watch.ts), or the run's deadline stops it with `killGraceMs` of
+ * grace; then answer how the run ends.
  *
  * @example
- * const { state, reason, exitCode } = await watchTask(options, run, execution, shipper);
+ * const { state, reason, exitCode } = await watchTask(options, run, execution, shipper, cancels);
  */
 export async function watchTask(
-  o: Pick<RelayAgentOptions, 'store' | 'clock' | 'logger' | 'killGraceMs' | 'cancelPollMs'>,
+  o: Pick<RelayAgentOptions, 'clock' | 'logger' | 'killGraceMs'>,
   run: Run,
   execution: RunningExecution,
   shipper: LogShipper,
+  cancels: CancelSource,
 ): Promise<TaskEnd> {
   let stopReason: StopReason | undefined;
   const graceMs = o.killGraceMs ?? 10_000;
@@ -43,17 +46,14 @@ export async function watchTask(
   };
   const deadline = deadlineOf(run) - o.clock.nowMs();
   const deadlineTimer = setTimeout(() => stop('timed_out'), Math.max(0, deadline));
-  const cancelPoll = setInterval(async () => {
-    const current = await o.store.getRun(run.id).catch(() => undefined);
-    if (current?.cancelRequested || (current !== undefined && isTerminal(current.state))) stop('cancelled');
-  }, o.cancelPollMs ?? 1000);
+  const unwatch = cancels.watch(run.id, () => stop('cancelled'));
 
   let result: ExecutionResult;
   try {
     result = await execution.done;
   } finally {
     clearTimeout(deadlineTimer);
-    clearInterval(cancelPoll);
+    unwatch();
   }
   const [state, reason] = taskOutcome(result, stopReason, shipper.lastProblem, run.timeoutSeconds);
   return { state, reason, exitCode: result.exitCode };

@@ -27,6 +27,20 @@ export function pageOf<T>(rows: readonly T[], limit: number, runOf: (row: T) => 
   return rows.length > limit && last !== undefined ? { runs, nextCursor: encodeIdCursor(last.id) } : { runs };
 }
 
+/** A relay's claim of the run a relay message was sent for (RunStore.claimRelayRun). */
+export interface RelayClaimRequest {
+  /** `relay:<relay id>`. */
+  readonly owner: string;
+  readonly at: string;
+  /** The run's version the message was sent for (its `local` launch intent). */
+  readonly sentVersion: number;
+}
+
+/** The claimed run, or — when the claim did not apply — the run as stored (undefined: no such run). */
+export type RelayClaimResult =
+  | { readonly claimed: true; readonly run: Run }
+  | { readonly claimed: false; readonly run: Run | undefined };
+
 export interface CreateRunOptions {
   /** Client `Idempotency-Key`; with `fingerprint` (hash of the request) it makes a retried submit return the first run. */
   readonly idempotencyKey?: string;
@@ -101,6 +115,18 @@ export interface RunStore {
     id: string,
     claim: RunClaim,
   ): Promise<{ readonly run: Run; readonly claimed: boolean } | undefined>;
+  /**
+   * The relay's claim, one conditional write that answers the run: it
+   * applies only while the stored run is the record the message was sent
+   * for (shared/domain/relay-claim.ts `isSentRecord`: `dispatching` at
+   * `sentVersion`, or `launched` one above) and a relay may take it
+   * (`relayClaimable`); the run becomes `launched`, owned by `owner`, at
+   * `claimedVersion(sentVersion)`. Otherwise nothing changes and the stored
+   * run comes back, so the caller decides without another read.
+   */
+  claimRelayRun(runId: string, claim: RelayClaimRequest): Promise<RelayClaimResult>;
+  /** Several runs in one read, strongly consistent (the relay's cancel watch); ids with no run are left out. */
+  getRuns(ids: readonly string[]): Promise<readonly Run[]>;
 }
 
 /** Who claims a run for dispatch, and when. */

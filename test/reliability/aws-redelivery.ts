@@ -242,6 +242,8 @@ export async function awsRedelivery(moto: MotoServer, options: RedeliveryOptions
         listActiveRuns: (limit) => sharedStore.listActiveRuns(limit),
         holdAccount: (account, runId, o) => sharedStore.holdAccount(account, runId, o),
         releaseAccount: (account, runId) => sharedStore.releaseAccount(account, runId),
+        claimRelayRun: (runId, claim) => sharedStore.claimRelayRun(runId, claim),
+        getRuns: (ids) => sharedStore.getRuns(ids),
         getRun: async (id) => {
           alive();
           return sharedStore.getRun(id);

@@ -24,5 +24,6 @@ export function withClaim(body: Run, item: Record<string, AttributeValue>): Run 
   const owner = item[CLAIM_OWNER]?.S;
   const at = item[CLAIM_AT]?.S;
   if (owner === undefined || at === undefined || body.state !== 'queued') return body;
-  return { ...claimedRun(body, { owner, at }), version: Number(item.version?.N ?? body.version + 1) };
+  // The claim's own version (body + 1), not the item's: a relay claim since moved the item's further (relay-claim-item.ts).
+  return claimedRun(body, { owner, at });
 }

@@ -8,6 +8,7 @@ import { ValidationError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
 import { LIST_VALUE } from '../../domain/run-table.ts';
 import { withClaim } from './claim-overlay.ts';
+import { withRelayClaim } from './relay-claim-item.ts';
 
 /** A run is one item; DynamoDB refuses items over 400 KB. */
 const MAX_ITEM_BYTES = 400 * 1024;
@@ -86,8 +87,12 @@ export function runItem(run: Run): Item {
   };
 }
 
-/** The run an item stands for, with a pending dispatch claim applied (claim-overlay.ts). */
-export const runOf = (item: Item): Run => withClaim(JSON.parse(item.body?.S ?? 'null') as Run, item);
+/**
+ * The run an item stands for: its body with a pending dispatch claim applied (claim-overlay.ts), then a
+ * relay claim written since laid over that (relay-claim-item.ts).
+ */
+export const runOf = (item: Item): Run =>
+  withRelayClaim(withClaim(JSON.parse(item.body?.S ?? 'null') as Run, item), item);
 
 interface CancellationReasonLike {
   readonly Code?: string | undefined;

@@ -12,6 +12,8 @@ import { type Clock, systemClock } from '../../ports/clock.ts';
 import {
   type CreateRunOptions,
   pageOf,
+  type RelayClaimRequest,
+  type RelayClaimResult,
   type RunClaim,
   type RunPage,
   type RunQuery,
@@ -29,6 +31,7 @@ import {
   runTableOf,
   S,
 } from './items.ts';
+import { dynamoGetRuns, dynamoRelayClaim } from './relay-claim.ts';
 import { claimRun } from './run-claim.ts';
 import { oldestActiveRuns, queryRunList } from './run-queries.ts';
 import { chunkRuns, createIdempotent, transact } from './transactions.ts';
@@ -225,6 +228,16 @@ export class DynamoRunStore implements RunStore {
   /** One conditional UpdateItem returning the run (run-claim.ts); no read before it. */
   claimRun(id: string, claim: RunClaim): Promise<{ run: Run; claimed: boolean } | undefined> {
     return claimRun(this.#t, id, claim);
+  }
+
+  /** One UpdateItem, ALL_NEW (shared/adapters/dynamodb/relay-claim.ts). */
+  claimRelayRun(runId: string, claim: RelayClaimRequest): Promise<RelayClaimResult> {
+    return dynamoRelayClaim(this.#t, runId, claim);
+  }
+
+  /** One BatchGetItem per 100 ids. */
+  getRuns(ids: readonly string[]): Promise<readonly Run[]> {
+    return dynamoGetRuns(this.#t, ids);
   }
 
   async #insertOne(run: Run): Promise<void> {

@@ -1,13 +1,18 @@
 import type { Run } from '../../domain/run.ts';
-import { encodeRunMessage } from '../../domain/run-message.ts';
+import { encodeRelayMessage } from '../../domain/run-message.ts';
+import type { Target } from '../../domain/target.ts';
 import type { BackendStatus, Launcher, LaunchRequest } from '../../ports/launcher.ts';
 import type { LogPage, LogReader } from '../../ports/log-store.ts';
 import type { WorkQueue } from '../../ports/work-queue.ts';
 
 /**
- * The `local` runner: hands the run to the relay through its queue. The relay
- * claims the run with a conditional write, so a second send on redelivery
- * cannot start it twice. The relay reports status and output itself.
+ * The `local` runner: hands the run to the relay through its queue. The
+ * message carries the run's version (its launch intent), so the relay claims
+ * with one conditional write and no read, and the runner plan (kind, target
+ * id, asset, image, and the target itself when dispatch passes the one it
+ * read), never a secret. The claim is conditional, so a second send on
+ * redelivery cannot start the run twice. The relay reports status and output
+ * itself.
  *
  * @example
  * const launcher = new RelayLauncher(relayQueue, logStore);
@@ -21,8 +26,22 @@ export class RelayLauncher implements Launcher {
     private readonly logReader: LogReader,
   ) {}
 
-  async launch({ run }: LaunchRequest): Promise<string> {
-    await this.queue.send(encodeRunMessage(run.id));
+  /** `target`: the run's target as dispatch read it, so the relay does not read it again. */
+  async launch({ run, image, target }: LaunchRequest & { readonly target?: Target }): Promise<string> {
+    await this.queue.send(
+      encodeRelayMessage({
+        runId: run.id,
+        version: run.version,
+        attempt: run.attempt,
+        plan: {
+          kind: run.kind,
+          ...(run.targetId === undefined ? {} : { targetId: run.targetId }),
+          asset: run.asset,
+          image,
+          ...(target === undefined || target.id !== run.targetId ? {} : { target }),
+        },
+      }),
+    );
     return `relay:${this.queue.name}`;
   }
 
@@ -37,7 +56,7 @@ export class RelayLauncher implements Launcher {
     });
   }
 
-  /** The cancel flag on the run is the signal: the relay polls it and stops the task. */
+  /** The cancel flag on the run is the signal: the relay reads it for all its runs at once and stops the task. */
   async cancel(): Promise<void> {}
 
   /** The relay removes its container or process group and work directory when the run ends. */

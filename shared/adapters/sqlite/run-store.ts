@@ -12,6 +12,8 @@ import {
   type CreateRunOptions,
   claimedRun,
   pageOf,
+  type RelayClaimRequest,
+  type RelayClaimResult,
   type RunClaim,
   type RunPage,
   type RunQuery,
@@ -19,6 +21,7 @@ import {
 } from '../../ports/run-store.ts';
 import { commitWithoutFsync, type SqliteDatabase } from './database.ts';
 import { mayDeferFsync } from './durability.ts';
+import { sqliteGetRuns, sqliteRelayClaim } from './relay-claim.ts';
 import { SqliteWorkQueue } from './work-queue.ts';
 
 const MAX_PAGE = 100;
@@ -72,6 +75,8 @@ export class SqliteRunStore implements RunStore {
   readonly #putHold;
   readonly #deleteHold;
   readonly #claimRun;
+  readonly #relayClaim;
+  readonly #getRuns;
 
   constructor(options: { db: SqliteDatabase; clock?: Clock; idempotencyTtlSeconds?: number }) {
     const db = options.db;
@@ -110,6 +115,8 @@ export class SqliteRunStore implements RunStore {
     this.#claimRun = db.prepare<[number, string, string], RunRow>(
       `UPDATE runs SET state = 'dispatching', version = ?, body = ? WHERE id = ? AND state = 'queued' RETURNING body`,
     );
+    this.#relayClaim = sqliteRelayClaim(db);
+    this.#getRuns = sqliteGetRuns(db);
   }
 
   /**
@@ -288,6 +295,15 @@ export class SqliteRunStore implements RunStore {
     const before = this.#read(id);
     const deferrable = before?.state === 'queued' && mayDeferFsync(claimedRun(before, claim));
     return deferrable ? commitWithoutFsync(this.#db, write) : this.#db.transaction(write).immediate();
+  }
+
+  /** One IMMEDIATE transaction: the check and the write (shared/adapters/sqlite/relay-claim.ts). */
+  async claimRelayRun(runId: string, claim: RelayClaimRequest): Promise<RelayClaimResult> {
+    return this.#relayClaim(runId, claim);
+  }
+
+  async getRuns(ids: readonly string[]): Promise<readonly Run[]> {
+    return this.#getRuns(ids);
   }
 
   #read(id: string): Run | undefined {

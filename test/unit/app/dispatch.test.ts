@@ -393,6 +393,8 @@ function scheduledStore(inner: RunStore, s: fc.Scheduler, writes: Map<string, Wr
       return inner.holdAccount(account, runId, options);
     },
     releaseAccount: (account, runId) => inner.releaseAccount(account, runId),
+    claimRelayRun: (runId, claim) => inner.claimRelayRun(runId, claim),
+    getRuns: (ids) => inner.getRuns(ids),
     getRun: async (id) => {
       await s.schedule(Promise.resolve(), `getRun ${id}`);
       return inner.getRun(id);

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CancelWatch } from '../../../runners/relay/cancel-watch.ts';
 import { LogShipper } from '../../../runners/relay/log-shipper.ts';
 import { taskOutcome, watchTask } from '../../../runners/relay/task-watch.ts';
 import { openDatabase, type SqliteDatabase } from '../../../shared/adapters/sqlite/database.ts';
@@ -90,8 +91,8 @@ describe('watchTask', () => {
       await createQueuedRun(store, clock, { id, timeoutSeconds: 60 }),
     );
     const shipper = new LogShipper(logs, id);
-    const options = { store, clock, logger: silentLogger(), killGraceMs: 75, cancelPollMs: 10 };
-    const end = watchTask(options, run, execution, shipper);
+    const options = { clock, logger: silentLogger(), killGraceMs: 75 };
+    const end = watchTask(options, run, execution, shipper, new CancelWatch(store, 10, silentLogger()));
     return { run, end, shipper };
   };
   const systemLines = async (id: string) =>
@@ -134,7 +135,13 @@ describe('watchTask', () => {
     clock.advance(61_000);
     const shipper = new LogShipper(logs, 'run-3');
 
-    const result = await watchTask({ store, clock, logger: silentLogger() }, run, execution, shipper);
+    const result = await watchTask(
+      { clock, logger: silentLogger() },
+      run,
+      execution,
+      shipper,
+      new CancelWatch(store, 1000, silentLogger()),
+    );
     await shipper.close();
 
     expect(result.state).toBe('timed_out');

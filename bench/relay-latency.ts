@@ -1,0 +1,130 @@
+/**
+ * Relay enqueue → executor start on moto, against the floor of a bare SQS
+ * SendMessage → long-poll receive, both timed in the same run, samples
+ * interleaved. The relay runs on its AWS adapters (DynamoDB, SQS) with a
+ * no-op executor; the dispatcher's part is played by RelayLauncher.launch
+ * (the send) followed by its `launched` write, as dispatchRun makes them.
+ * Also prints the AWS calls of one relay run, before the task starts and in
+ * all, by operation.
+ *
+ *   npm run bench:relay            (BENCH_RELAY_SAMPLES, default 30)
+ */
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  DeleteMessageCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { CallCounter, sumOf } from './support/call-counter.ts';
+import { reportFigure } from './support/figures.ts';
+import { startMoto } from './support/moto-server.ts';
+import { relayRig } from './support/relay-rig.ts';
+import { quantile } from './support/stats.ts';
+
+const SAMPLES = Number(process.env.BENCH_RELAY_SAMPLES ?? 30);
+
+const moto = await startMoto();
+process.once('exit', () => moto.child.kill('SIGKILL'));
+const config = {
+  endpoint: moto.endpoint,
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+  maxAttempts: 1,
+};
+const counter = new CallCounter();
+const rig = await relayRig(config, counter);
+await rig.agent.start();
+const sender = new SQSClient(config);
+const receiver = new SQSClient(config);
+
+/** The floor: one SendMessage to a queue a long poll is already waiting on, until that receive answers. */
+async function floorSample(): Promise<number> {
+  const receiving = receiver.send(
+    new ReceiveMessageCommand({ QueueUrl: rig.floorUrl, WaitTimeSeconds: 20, MaxNumberOfMessages: 1 }),
+  );
+  await sleep(30); // the long poll is waiting at moto, as the relay's is
+  const t0 = performance.now();
+  await sender.send(new SendMessageCommand({ QueueUrl: rig.floorUrl, MessageBody: '{"runId":"floor"}' }));
+  const { Messages } = await receiving;
+  const t1 = performance.now();
+  const handle = Messages?.[0]?.ReceiptHandle;
+  if (handle !== undefined)
+    await sender.send(new DeleteMessageCommand({ QueueUrl: rig.floorUrl, ReceiptHandle: handle }));
+  return t1 - t0;
+}
+
+let n = 0;
+/** One relay run: the send (and the dispatcher's launched write) until the executor is asked to start. */
+async function relaySample(withTarget: boolean): Promise<number> {
+  const id = `run-${String(++n).padStart(4, '0')}`;
+  const run = await rig.intent(id);
+  await sleep(30); // the relay's long poll is waiting, as the floor's is
+  const t0 = performance.now();
+  await rig.handOver(run, withTarget);
+  while (!rig.started.has(id)) await sleep(0.2);
+  const t1 = rig.started.get(id) ?? Number.NaN;
+  while ((await rig.stateOf(id)) !== 'succeeded') await sleep(2);
+  return t1 - t0;
+}
+
+// Warm-up: first calls open connections and load moto's code paths.
+for (let i = 0; i < 3; i++) {
+  await floorSample();
+  await relaySample(true);
+}
+const floor: number[] = [];
+const relay: number[] = [];
+const relayWithoutTarget: number[] = [];
+for (let i = 0; i < SAMPLES; i++) {
+  floor.push(await floorSample());
+  relay.push(await relaySample(true));
+  if (i % 3 === 0) relayWithoutTarget.push(await relaySample(false));
+}
+
+// The AWS calls of one run: before its task starts (starts held open), and from the send to terminal.
+const open = rig.holdStarts();
+const run = await rig.intent('run-counted');
+await sleep(30);
+const beforeStart = await counter.measure(async () => {
+  await rig.handOver(run);
+  while (!rig.started.has('run-counted')) await sleep(0.2);
+});
+const afterStart = await counter.measure(async () => {
+  open();
+  while ((await rig.stateOf('run-counted')) !== 'succeeded') await sleep(2);
+  await sleep(100); // the message delete after the settle
+});
+
+const med = (xs: readonly number[]) => quantile(xs, 0.5);
+const show = (xs: readonly number[]) =>
+  `median ${med(xs).toFixed(1)} ms, p95 ${quantile(xs, 0.95).toFixed(1)} ms (n=${xs.length})`;
+console.log(`relay on moto, ${process.version}, no-op executor, samples interleaved`);
+console.log(`  floor: SendMessage → long-poll receive      ${show(floor)}`);
+console.log(`  relay: enqueue → executor start             ${show(relay)}`);
+console.log(
+  `  relay, message without the target           ${show(relayWithoutTarget)} (dispatch not passing it)`,
+);
+const table = (m: Map<string, number>) =>
+  [...m.entries()]
+    .sort()
+    .map(([op, c]) => `${op} ${c}`)
+    .join(', ');
+console.log(`  AWS calls of one relay run (send + dispatcher's launched write included):`);
+console.log(`    send → executor start: ${sumOf(beforeStart)} (${table(beforeStart)})`);
+console.log(`    start → terminal:      ${sumOf(afterStart)} (${table(afterStart)})`);
+
+reportFigure({
+  figure: 'relay enqueue → executor start (moto)',
+  now: med(relay),
+  floor: med(floor),
+  unit: 'ms',
+  goal: '≤ 2×',
+  note: `medians of ${SAMPLES} interleaved samples; floor: bare SendMessage → long-poll receive on the same moto`,
+});
+
+await rig.close();
+sender.destroy();
+receiver.destroy();
+moto.child.kill('SIGKILL');
