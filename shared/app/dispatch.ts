@@ -1,6 +1,6 @@
 import { managedAccountOf } from '../domain/checkout.ts';
 import { DomainError } from '../domain/errors.ts';
-import { amend, isTerminal, type Run, transition } from '../domain/run.ts';
+import { amend, isRelayOwner, isTerminal, type Run, transition } from '../domain/run.ts';
 import { encodeRunMessage } from '../domain/run-message.ts';
 import type { Target } from '../domain/target.ts';
 import { endOnBackend, endRun, releaseRun } from './credentials.ts';
@@ -129,7 +129,8 @@ export async function dispatchRun(deps: AppDeps, runId: string, owner: string): 
         : r,
     run,
   );
-  if (isTerminal(launched.state) && launched.launch?.handle !== handle) {
+  // A relay may claim and finish a run before this write (it does not wait for it); it released what it held.
+  if (isTerminal(launched.state) && launched.launch?.handle !== handle && !isRelayOwner(launched.owner)) {
     // Settled while we were launching: the task just started has no run left to report to.
     await launcher.cancel(handle, launched, 0);
     try {

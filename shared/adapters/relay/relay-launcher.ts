@@ -1,6 +1,5 @@
 import type { Run } from '../../domain/run.ts';
 import { encodeRelayMessage } from '../../domain/run-message.ts';
-import type { Target } from '../../domain/target.ts';
 import type { BackendStatus, Launcher, LaunchRequest } from '../../ports/launcher.ts';
 import type { LogPage, LogReader } from '../../ports/log-store.ts';
 import type { WorkQueue } from '../../ports/work-queue.ts';
@@ -26,8 +25,9 @@ export class RelayLauncher implements Launcher {
     private readonly logReader: LogReader,
   ) {}
 
-  /** `target`: the run's target as dispatch read it, so the relay does not read it again. */
-  async launch({ run, image, target }: LaunchRequest & { readonly target?: Target }): Promise<string> {
+  /** `known.target`: the run's target as dispatch read it, so the relay does not read it again. */
+  async launch({ run, image, known }: LaunchRequest): Promise<string> {
+    const target = known?.target;
     await this.queue.send(
       encodeRelayMessage({
         runId: run.id,
