@@ -30,6 +30,7 @@ import {
   collectKubernetesOrphans,
   usesKubernetesRunner,
 } from '../../shared/composition/kubernetes.ts';
+import { buildLaunchGate } from '../../shared/composition/launch-budget.ts';
 import { buildLocalCloudLaunchers, LOCAL_ECS_CONTAINER } from '../../shared/composition/local-launchers.ts';
 import { lazyPasswordSafe } from '../../shared/composition/password-safe.ts';
 import { buildLocalStorage } from '../../shared/composition/storage.ts';
@@ -218,6 +219,8 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     ...(credentials === undefined ? {} : { credentials }),
     runSecrets,
     ...(discovery === undefined ? {} : { discovery: discovery.cache }),
+    // Launch budgets for the cloud launchers this process drives, kept in the process.
+    launchBudget: buildLaunchGate(settings, { region: env.AWS_REGION }),
   };
   const apiDeps = { ...deps, authenticate: bearerAuthenticator(token), logger };
   const handlers: Record<string, HttpHandler> = {};

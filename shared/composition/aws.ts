@@ -8,6 +8,7 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { CloudWatchLogReader } from '../adapters/cloudwatch-logs/log-reader.ts';
+import { DynamoLaunchBudgets } from '../adapters/dynamodb/launch-budget.ts';
 import { DynamoLogStore } from '../adapters/dynamodb/log-store.ts';
 import { DynamoRunStore } from '../adapters/dynamodb/run-store.ts';
 import { DynamoTargetStore } from '../adapters/dynamodb/target-store.ts';
@@ -26,6 +27,7 @@ import { newId } from '../lib/ids.ts';
 import { systemClock } from '../ports/clock.ts';
 import type { Launchers } from '../ports/launcher.ts';
 import { buildCloudSecretSources } from './cloud-secrets.ts';
+import { accountOfQueueUrl, buildLaunchGate } from './launch-budget.ts';
 import { buildCloudLaunchers, lazyClusterAuth } from './launchers.ts';
 import { lazyPasswordSafe } from './password-safe.ts';
 import { buildAwsStorage } from './storage.ts';
@@ -287,6 +289,15 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
     newId: () => newId(clock.nowMs()),
     logger,
     ...(credentials === undefined ? {} : { credentials }),
+    // Launch budgets shared by every container, in the runs table (shared/composition/launch-budget.ts).
+    launchBudget: buildLaunchGate(
+      settings,
+      {
+        account: accountOfQueueUrl(env.DISPATCH_QUEUE_URL),
+        region: source.AWS_REGION ?? source.AWS_DEFAULT_REGION,
+      },
+      new DynamoLaunchBudgets({ client: clients.dynamodb, tableName: env.RUNS_TABLE }),
+    ),
     // Plaintext passwords sent at submit, kept under RUN_SECRETS_PREFIX until their run ends.
     ...(env.RUN_SECRETS_PREFIX === undefined
       ? {}
