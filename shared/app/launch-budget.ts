@@ -15,8 +15,10 @@ const THROTTLED_SPREAD_SECONDS = 5;
  * when the backend throttles the launch all the same (ECS ThrottlingException,
  * a 429), the run stays `dispatching` (same attempt, so the launch key does not
  * change and an earlier launch is still adopted) with the reason `waiting: ECS
- * launch budget`, and is offered again once the bucket refills by a new
- * delayed message, which never counts towards the dead-letter limit. Returns
+ * launch budget`, and is offered again when its token is due (its place in
+ * the line of waiting runs) by a new delayed message, which never counts
+ * towards the dead-letter limit. A throttled launch waits about a second,
+ * spread over the bucket's refill time. Returns
  * the handle, or undefined when the run waits (dispatchRun answers
  * `deferred`). Any other launch error is the caller's, as before.
  *
@@ -35,7 +37,8 @@ export async function launchWithinBudget(
   if (gate !== undefined && scope !== undefined) {
     const take = await gate.store.take(scope.key, scope.budget, deps.clock.nowMs());
     if (!take.granted) {
-      await waitForBudget(deps, run, runner, take.retryAfterMs, spreadSeconds(scope.budget));
+      // The store placed the run in the line of waiting runs: no spread needed.
+      await waitForBudget(deps, run, runner, take.retryAfterMs, 0);
       return undefined;
     }
   }

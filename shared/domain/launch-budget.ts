@@ -41,6 +41,24 @@ export function takeFromBudget(tat: number | undefined, nowMs: number, b: Budget
   return { granted: true, tat: base + intervalMs(b) };
 }
 
+/**
+ * A refused take joins the line of runs waiting for this bucket: `line` is
+ * the bucket's `tat` once every run already waiting has had its token. The
+ * newcomer's token comes `waitMs` from now, one interval after the last
+ * waiter's, so a burst of waiters comes back spread at the budget's rate
+ * instead of all at once. Waiting takes no token: a run that comes back takes
+ * as any run does (and, when someone took its token first, joins again).
+ */
+export function joinLine(
+  line: number | undefined,
+  tat: number,
+  nowMs: number,
+  b: Budget,
+): { readonly line: number; readonly waitMs: number } {
+  const end = Math.max(line ?? tat, tat);
+  return { line: end + intervalMs(b), waitMs: Math.max(0, end - toleranceMs(b) - nowMs) };
+}
+
 /** Tokens in the bucket at `nowMs` (for logs and tests). */
 export function tokensAt(tat: number | undefined, nowMs: number, b: Budget): number {
   if (tat === undefined) return b.burst;

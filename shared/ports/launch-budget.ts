@@ -3,7 +3,10 @@ import type { Runner } from '../domain/run.ts';
 
 export type { Budget } from '../domain/launch-budget.ts';
 
-/** A take that was refused: the bucket holds its next token in `retryAfterMs`. */
+/**
+ * A take that was refused: come back in `retryAfterMs`, when the token for this
+ * place in the line of waiting runs will be there.
+ */
 export type BudgetTake =
   | { readonly granted: true }
   | { readonly granted: false; readonly retryAfterMs: number };

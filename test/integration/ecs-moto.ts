@@ -70,3 +70,39 @@ export async function setUpEcsRunner(
   );
   return network;
 }
+
+/**
+ * The dispatcher function's environment for the `ecs` runner
+ * (infra/function-environment.ts), pointed at moto: one image whose task
+ * definition is `names.family`, in `names.cluster`, launched into `network`.
+ */
+export function ecsDispatcherEnv(
+  motoEnv: Record<string, string>,
+  names: {
+    readonly table: string;
+    readonly bucket: string;
+    readonly cluster: string;
+    readonly family: string;
+    readonly image: string;
+  },
+  queueUrl: string,
+  network: { readonly subnet: string; readonly securityGroup: string },
+): Record<string, string> {
+  return {
+    ...motoEnv,
+    RUNS_TABLE: names.table,
+    DISPATCH_QUEUE_URL: queueUrl,
+    ASSET_BUCKET: names.bucket,
+    ASSET_PREFIX: 'playbooks/',
+    LOG_GROUP: '/remote-worker/runs',
+    LOG_LEVEL: 'SILENT',
+    AWS_LAMBDA_FUNCTION_NAME: 'remote-worker-dispatcher',
+    ECS_TASK_DEFINITIONS: JSON.stringify({ [names.image]: names.family }),
+    ANSIBLE_RUNNER_AWS: 'ecs',
+    ANSIBLE_LOCAL_IMAGE: names.image,
+    ANSIBLE_ECS_CLUSTER: names.cluster,
+    ANSIBLE_ECS_SUBNET_ID: network.subnet,
+    ANSIBLE_ECS_SECURITY_GROUP_IDS: network.securityGroup,
+    ANSIBLE_ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
+  };
+}

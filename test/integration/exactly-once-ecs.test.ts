@@ -17,7 +17,7 @@ import type { Launcher } from '../../shared/ports/launcher.ts';
 import { createRunTable, oneRequestAtATime, useMoto } from '../support/moto.ts';
 import { sqsEvent } from '../support/sqs-event.ts';
 import { vmTarget } from '../unit/app/harness.ts';
-import { setUpEcsRunner } from './ecs-moto.ts';
+import { ecsDispatcherEnv, setUpEcsRunner } from './ecs-moto.ts';
 
 /*
  * Exactly once on ECS, end to end against moto (DynamoDB, SQS, S3, ECS):
@@ -158,21 +158,7 @@ beforeAll(async () => {
 
   // The stack's function environment (infra/function-environment.ts) for the `ecs` runner, pointed at moto.
   env = {
-    ...moto().env(),
-    RUNS_TABLE: names.table,
-    DISPATCH_QUEUE_URL: dispatchQueueUrl,
-    ASSET_BUCKET: names.bucket,
-    ASSET_PREFIX: 'playbooks/',
-    LOG_GROUP: '/remote-worker/runs',
-    LOG_LEVEL: 'SILENT',
-    AWS_LAMBDA_FUNCTION_NAME: 'remote-worker-dispatcher',
-    ECS_TASK_DEFINITIONS: JSON.stringify({ [names.image]: names.family }),
-    ANSIBLE_RUNNER_AWS: 'ecs',
-    ANSIBLE_LOCAL_IMAGE: names.image,
-    ANSIBLE_ECS_CLUSTER: names.cluster,
-    ANSIBLE_ECS_SUBNET_ID: network.subnet,
-    ANSIBLE_ECS_SECURITY_GROUP_IDS: network.securityGroup,
-    ANSIBLE_ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
+    ...ecsDispatcherEnv(moto().env(), names, dispatchQueueUrl, network),
     ANSIBLE_SSH_KEY_SM_NAME: 'rw/ssh-key',
   };
   // The SDK clients buildAwsDeps creates read the endpoint and credentials from process.env.

@@ -24,7 +24,7 @@ import type { Run } from '../../shared/domain/run.ts';
 import { decodeRunMessage } from '../../shared/domain/run-message.ts';
 import type { Launcher } from '../../shared/ports/launcher.ts';
 import type { RunStore } from '../../shared/ports/run-store.ts';
-import { setUpEcsRunner } from '../integration/ecs-moto.ts';
+import { ecsDispatcherEnv, setUpEcsRunner } from '../integration/ecs-moto.ts';
 import { createRunTable, type MotoServer, oneRequestAtATime } from '../support/moto.ts';
 import { sqsEvent } from '../support/sqs-event.ts';
 import { mulberry32 } from './random.ts';
@@ -153,21 +153,7 @@ export async function awsRedelivery(moto: MotoServer, options: RedeliveryOptions
 
     // The dispatcher function's environment for the ecs runner (infra/function-environment.ts), pointed at moto.
     const env: Record<string, string> = {
-      ...moto.env(),
-      RUNS_TABLE: names.table,
-      DISPATCH_QUEUE_URL: queueUrl,
-      ASSET_BUCKET: names.bucket,
-      ASSET_PREFIX: 'playbooks/',
-      LOG_GROUP: '/remote-worker/runs',
-      LOG_LEVEL: 'SILENT',
-      AWS_LAMBDA_FUNCTION_NAME: 'remote-worker-dispatcher',
-      ECS_TASK_DEFINITIONS: JSON.stringify({ [names.image]: names.family }),
-      ANSIBLE_RUNNER_AWS: 'ecs',
-      ANSIBLE_LOCAL_IMAGE: names.image,
-      ANSIBLE_ECS_CLUSTER: names.cluster,
-      ANSIBLE_ECS_SUBNET_ID: network.subnet,
-      ANSIBLE_ECS_SECURITY_GROUP_IDS: network.securityGroup,
-      ANSIBLE_ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
+      ...ecsDispatcherEnv(moto.env(), names, queueUrl, network),
       ANSIBLE_SSH_KEY_SM_NAME: 'rw/ssh-key',
     };
     // The SDK clients buildAwsDeps creates read the endpoint and credentials from process.env.

@@ -1,10 +1,10 @@
-import { type Budget, takeFromBudget } from '../../domain/launch-budget.ts';
+import { type Budget, joinLine, takeFromBudget } from '../../domain/launch-budget.ts';
 import type { BudgetTake, LaunchBudgetStore } from '../../ports/launch-budget.ts';
 
 /**
- * Launch budgets for one process (local mode): the bucket states live in a
- * map. Takes are synchronous between awaits, so concurrent dispatches in the
- * process never over-spend.
+ * Launch budgets for one process (local mode): the bucket states and waiting
+ * lines live in maps. Takes are synchronous between awaits, so concurrent
+ * dispatches in the process never over-spend.
  *
  * @example
  * const budgets = new InProcessLaunchBudgets();
@@ -12,11 +12,17 @@ import type { BudgetTake, LaunchBudgetStore } from '../../ports/launch-budget.ts
  */
 export class InProcessLaunchBudgets implements LaunchBudgetStore {
   readonly #tats = new Map<string, number>();
+  readonly #lines = new Map<string, number>();
 
   async take(key: string, budget: Budget, nowMs: number): Promise<BudgetTake> {
-    const decision = takeFromBudget(this.#tats.get(key), nowMs, budget);
-    if (!decision.granted) return decision;
-    this.#tats.set(key, decision.tat);
-    return { granted: true };
+    const tat = this.#tats.get(key);
+    const decision = takeFromBudget(tat, nowMs, budget);
+    if (decision.granted) {
+      this.#tats.set(key, decision.tat);
+      return { granted: true };
+    }
+    const queued = joinLine(this.#lines.get(key), tat ?? nowMs, nowMs, budget);
+    this.#lines.set(key, queued.line);
+    return { granted: false, retryAfterMs: queued.waitMs };
   }
 }

@@ -57,10 +57,12 @@ describe('launchWithinBudget (through dispatchRun)', () => {
         reason: 'waiting: relay launch budget',
       });
     }
-    // Offered again after the refill (1 s for the next token), not before.
+    // Each is offered again when its token is due, one token apart, not before.
     expect(await offered(app)).toEqual([]);
     app.clock.advance(1000);
-    expect((await offered(app)).sort()).toEqual(['r3', 'r4']);
+    expect(await offered(app)).toEqual(['r3']);
+    app.clock.advance(1000);
+    expect(await offered(app)).toEqual(['r4']);
   });
 
   it('a waiting run launches once the bucket refills, with the same attempt, and the reason is gone', async () => {

@@ -7,6 +7,7 @@ import {
   intervalMs,
   isBudgetWaitReason,
   isThrottling,
+  joinLine,
   takeFromBudget,
   tokensAt,
 } from '../../../shared/domain/launch-budget.ts';
@@ -161,5 +162,40 @@ describe('the waiting reason', () => {
     const launched = transition(retaken, 'launched', '2025-01-01T00:00:04.000Z');
     expect(launched.reason).toBeUndefined();
     expect(transition(retaken, 'failed', 'x', { reason: 'boom' }).reason).toBe('boom');
+  });
+});
+
+describe('joinLine', () => {
+  it('spaces waiting runs one token apart, the first when the next token is due', () => {
+    fc.assert(
+      fc.property(budgetArb, fc.integer({ min: 1, max: 300 }), (budget, waiting) => {
+        const now = 9_000_000;
+        let tat: number | undefined;
+        for (let i = 0; i < budget.burst; i++) {
+          const d = takeFromBudget(tat, now, budget);
+          if (d.granted) tat = d.tat;
+        }
+        const refused = takeFromBudget(tat, now, budget);
+        if (refused.granted || tat === undefined) throw new Error('the bucket should be empty');
+        let line: number | undefined;
+        const waits: number[] = [];
+        for (let i = 0; i < waiting; i++) {
+          const q = joinLine(line, tat, now, budget);
+          line = q.line;
+          waits.push(q.waitMs);
+        }
+        expect(waits[0]).toBe(refused.retryAfterMs);
+        waits.forEach((w, i) => {
+          expect(w).toBeCloseTo(refused.retryAfterMs + i * intervalMs(budget), 6);
+        });
+        // Coming back in line order, each waiter finds its token.
+        let t = tat;
+        for (const w of waits) {
+          const d = takeFromBudget(t, now + w, budget);
+          expect(d.granted).toBe(true);
+          if (d.granted) t = d.tat;
+        }
+      }),
+    );
   });
 });
