@@ -10,6 +10,8 @@ export interface EcsThrottle {
   readonly accepted: Map<string, number>;
   /** RunTask calls answered ThrottlingException. */
   throttled: number;
+  /** Throttle at another rate from now on, starting with a full bucket. */
+  setBudget(budget: { readonly perSecond: number; readonly burst: number }): void;
   close(): Promise<void>;
 }
 
@@ -35,6 +37,7 @@ export async function startEcsThrottle(
   upstream: string,
   budget: { readonly perSecond: number; readonly burst: number },
 ): Promise<EcsThrottle> {
+  let current = budget;
   let tokens = budget.burst;
   let last = performance.now();
   const state = { accepted: new Map<string, number>(), throttled: 0 };
@@ -43,7 +46,7 @@ export async function startEcsThrottle(
       const body = await bodyOf(req);
       if (req.headers['x-amz-target'] === RUN_TASK) {
         const now = performance.now();
-        tokens = Math.min(budget.burst, tokens + ((now - last) / 1000) * budget.perSecond);
+        tokens = Math.min(current.burst, tokens + ((now - last) / 1000) * current.perSecond);
         last = now;
         if (tokens < 1) {
           state.throttled += 1;
@@ -81,6 +84,11 @@ export async function startEcsThrottle(
   const port = typeof address === 'object' && address !== null ? address.port : 0;
   return Object.assign(state, {
     endpoint: `http://127.0.0.1:${port}`,
+    setBudget: (next: { readonly perSecond: number; readonly burst: number }) => {
+      current = next;
+      tokens = next.burst;
+      last = performance.now();
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   });
 }
