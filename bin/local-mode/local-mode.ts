@@ -24,6 +24,7 @@ import { BackendPoller, POLLED_BACKENDS, pollerOptionsFrom } from '../../shared/
 import { reconcileRuns } from '../../shared/app/reconcile.ts';
 import { prepareTask } from '../../shared/app/task-prep.ts';
 import { buildDiscovery } from '../../shared/composition/discovery.ts';
+import { buildLaunchGate } from '../../shared/composition/launch-budget.ts';
 import { buildLocalCloudLaunchers, LOCAL_ECS_CONTAINER } from '../../shared/composition/local-launchers.ts';
 import { buildLocalStorage } from '../../shared/composition/local-storage.ts';
 import { lazyPasswordSafe } from '../../shared/composition/password-safe.ts';
@@ -231,6 +232,8 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     ...(credentials === undefined ? {} : { credentials }),
     runSecrets,
     ...(discovery === undefined ? {} : { discovery: discovery.cache }),
+    // Launch budgets for the cloud launchers this process drives, kept in the process.
+    launchBudget: buildLaunchGate(settings, { region: env.AWS_REGION }),
   };
   const apiDeps = { ...deps, authenticate: bearerAuthenticator(token), logger };
   const handlers: Record<string, HttpHandler> = {};

@@ -2,6 +2,7 @@ import type { Settings } from '../config/settings.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { CredentialBroker } from '../ports/credential-broker.ts';
+import type { LaunchGate } from '../ports/launch-budget.ts';
 import type { Launchers } from '../ports/launcher.ts';
 import type { LogReader } from '../ports/log-store.ts';
 import type { Logger } from '../ports/logger.ts';
@@ -46,6 +47,8 @@ export interface AppDeps {
   readonly runSecrets?: RunSecretStore;
   /** Discovered cloud VMs (discovery_clouds); absent when no cloud is listed. */
   readonly discovery?: DiscoveryCache;
+  /** Launch budgets per backend (shared/app/launch-budget.ts); absent: launches are not rate-limited here. */
+  readonly launchBudget?: LaunchGate;
 }
 
 /** The storage this mode has, as the submit-time check and task preparation see it. */

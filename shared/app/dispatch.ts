@@ -5,11 +5,15 @@ import { encodeRunMessage } from '../domain/run-message.ts';
 import type { Target } from '../domain/target.ts';
 import { endOnBackend, endRun, releaseRun } from './credentials.ts';
 import type { AppDeps } from './deps.ts';
+import { launchWithinBudget } from './launch-budget.ts';
 import { settleRun } from './run-updates.ts';
 import { planRun } from './runs.ts';
 import { lookupTarget } from './target-lookup.ts';
 
-/** `deferred`: the run's managed account is held by another run; it stays queued and is offered again later. */
+/**
+ * `deferred`: the run's managed account is held by another run, or its backend's launch budget is spent;
+ * it waits and is offered again later.
+ */
 export type DispatchOutcome = 'launched' | 'skipped' | 'settled' | 'deferred';
 
 /** How long a run waits before asking again for a managed account another run holds. */
@@ -100,12 +104,12 @@ export async function dispatchRun(deps: AppDeps, runId: string, owner: string): 
 
   let handle: string;
   try {
-    handle = await launcher.launch({
-      run,
-      image: plan.image,
-      redelivery,
-      known: { target },
-    });
+    // Within the backend's launch budget; a spent budget or a throttled launch leaves the run waiting.
+    const within = await launchWithinBudget(deps, run, plan.runner, () =>
+      launcher.launch({ run, image: plan.image, redelivery, known: { target } }),
+    );
+    if (within === undefined) return 'deferred';
+    handle = within;
   } catch (error) {
     if (error instanceof DomainError && !error.retryable) {
       await endRun(deps, runId, (r) =>

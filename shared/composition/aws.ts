@@ -9,6 +9,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { CloudWatchLogReader } from '../adapters/cloudwatch-logs/log-reader.ts';
 import { DynamoDiscoveryStore } from '../adapters/dynamodb/discovery-store.ts';
+import { DynamoLaunchBudgets } from '../adapters/dynamodb/launch-budget.ts';
 import { DynamoLogStore } from '../adapters/dynamodb/log-store.ts';
 import { DynamoRunStore } from '../adapters/dynamodb/run-store.ts';
 import { DynamoTargetStore } from '../adapters/dynamodb/target-store.ts';
@@ -28,6 +29,7 @@ import { systemClock } from '../ports/clock.ts';
 import type { Launchers } from '../ports/launcher.ts';
 import { buildCloudSecretSources } from './cloud-secrets.ts';
 import { buildStoredDiscovery } from './discovery.ts';
+import { accountOfQueueUrl, buildLaunchGate } from './launch-budget.ts';
 import { buildCloudLaunchers, lazyClusterAuth } from './launchers.ts';
 import { lazyPasswordSafe } from './password-safe.ts';
 import { buildAwsStorage } from './storage.ts';
@@ -299,6 +301,15 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
     logger,
     ...(credentials === undefined ? {} : { credentials }),
     ...(discovery === undefined ? {} : { discovery }),
+    // Launch budgets shared by every container, in the runs table (shared/composition/launch-budget.ts).
+    launchBudget: buildLaunchGate(
+      settings,
+      {
+        account: accountOfQueueUrl(env.DISPATCH_QUEUE_URL),
+        region: source.AWS_REGION ?? source.AWS_DEFAULT_REGION,
+      },
+      new DynamoLaunchBudgets({ client: clients.dynamodb, tableName: env.RUNS_TABLE }),
+    ),
     // Plaintext passwords sent at submit, kept under RUN_SECRETS_PREFIX until their run ends.
     ...(env.RUN_SECRETS_PREFIX === undefined
       ? {}

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ENV_NAME } from './env-name.ts';
 import { InvalidTransitionError } from './errors.ts';
+import { isBudgetWaitReason } from './launch-budget.ts';
 import type { RunKind } from './run-kind.ts';
 import { isTerminal, type RunState } from './run-state.ts';
 
@@ -166,8 +167,10 @@ export function transition(
   }
   const change: StateChange =
     options.reason === undefined ? { state: to, at } : { state: to, at, reason: options.reason };
+  // A launch-budget wait (`waiting: ECS launch budget`) ends with the state it was noted in.
+  const { reason: waited, ...rest } = run;
   const next: Run = {
-    ...run,
+    ...(isBudgetWaitReason(waited) ? rest : run),
     ...options.patch,
     state: to,
     history: [...run.history, change],

@@ -75,12 +75,12 @@ export async function setUpEcsRunner(
  * The settings and variables that make the `ecs` runner available to the AWS
  * composition root for a runner cluster from `setUpEcsRunner`, as the stack
  * sets them (infra/function-environment.ts), with AWS VMs' SSH key in
- * Secrets Manager under `sshKeySecret`.
+ * Secrets Manager under `sshKeySecret` (none: no SSH key is configured).
  */
 export function ecsRunnerEnvironment(
   names: { readonly cluster: string; readonly family: string; readonly image: string },
   network: { readonly subnet: string; readonly securityGroup: string },
-  sshKeySecret: string,
+  sshKeySecret?: string,
 ): Record<string, string> {
   return {
     ECS_TASK_DEFINITIONS: JSON.stringify({ [names.image]: names.family }),
@@ -90,6 +90,36 @@ export function ecsRunnerEnvironment(
     ANSIBLE_ECS_SUBNET_ID: network.subnet,
     ANSIBLE_ECS_SECURITY_GROUP_IDS: network.securityGroup,
     ANSIBLE_ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
-    ANSIBLE_SSH_KEY_SM_NAME: sshKeySecret,
+    ...(sshKeySecret === undefined ? {} : { ANSIBLE_SSH_KEY_SM_NAME: sshKeySecret }),
+  };
+}
+
+/**
+ * The dispatcher function's whole environment for the `ecs` runner pointed at
+ * moto: the tables, queue and bucket it reads, plus {@link ecsRunnerEnvironment}
+ * without an SSH key.
+ */
+export function ecsDispatcherEnv(
+  motoEnv: Record<string, string>,
+  names: {
+    readonly table: string;
+    readonly bucket: string;
+    readonly cluster: string;
+    readonly family: string;
+    readonly image: string;
+  },
+  queueUrl: string,
+  network: { readonly subnet: string; readonly securityGroup: string },
+): Record<string, string> {
+  return {
+    ...motoEnv,
+    RUNS_TABLE: names.table,
+    DISPATCH_QUEUE_URL: queueUrl,
+    ASSET_BUCKET: names.bucket,
+    ASSET_PREFIX: 'playbooks/',
+    LOG_GROUP: '/remote-worker/runs',
+    LOG_LEVEL: 'SILENT',
+    AWS_LAMBDA_FUNCTION_NAME: 'remote-worker-dispatcher',
+    ...ecsRunnerEnvironment(names, network),
   };
 }

@@ -9,6 +9,7 @@ import { ruleContext } from './fields.ts';
 import { HYPERVISOR_SETTINGS } from './hypervisors.ts';
 import { checkIntegrations, integrationSettings } from './integrations.ts';
 import { kubernetesSettings } from './kubernetes.ts';
+import { launchBudgetSettings } from './launch-budget.ts';
 import { pollingSettings } from './polling.ts';
 import { runnerSettings } from './runners.ts';
 import { sshKeySettings } from './ssh-keys.ts';
@@ -34,6 +35,8 @@ export const SettingsSchema = z
     ...cloudRunSettings,
     ...kubernetesSettings,
     ...pollingSettings,
+    // Launch budgets per backend: launch_budget_<backend>_per_second / _burst.
+    ...launchBudgetSettings,
     ...sshKeySettings,
     // GCP Secret Manager and Azure Key Vault for those clouds' VM SSH keys.
     ...cloudSecretSettings,

@@ -61,6 +61,14 @@ describe('loadSettings', () => {
       cleanup_grace_seconds: 30,
       password_safe_checkout_minutes: 60,
       start_deadline_seconds: 900,
+      launch_budget_ecs_per_second: 20,
+      launch_budget_ecs_burst: 100,
+      launch_budget_aci_per_second: 10,
+      launch_budget_aci_burst: 200,
+      launch_budget_gcp_per_second: 1,
+      launch_budget_gcp_burst: 100,
+      launch_budget_kubernetes_per_second: 5,
+      launch_budget_kubernetes_burst: 10,
     });
   });
 
@@ -383,6 +391,11 @@ describe('SettingsSchema', () => {
       // Azure VMs' SSH keys in Key Vault (GCP's are gcp_ssh_key_secret_name in gcp_project_id).
       'azure_key_vault_url',
       'azure_ssh_key_secret_name',
+      // Launch budgets per backend (issue 16, item 2).
+      ...['ecs', 'aci', 'gcp', 'kubernetes'].flatMap((b) => [
+        `launch_budget_${b}_per_second`,
+        `launch_budget_${b}_burst`,
+      ]),
     ];
 
     expect([...SETTING_KEYS].sort()).toEqual([...contract].sort());

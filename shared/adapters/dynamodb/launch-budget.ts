@@ -1,0 +1,154 @@
+import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  type Budget,
+  intervalMs,
+  joinLine,
+  takeFromBudget,
+  toleranceMs,
+} from '../../domain/launch-budget.ts';
+import type { BudgetTake, LaunchBudgetStore } from '../../ports/launch-budget.ts';
+import { errorName, type Item, N, type RunTable, runTableOf, S } from './items.ts';
+
+/** Conditional writes one take may make when other containers keep winning; then it waits an interval. */
+const MAX_WRITES = 4;
+
+const budgetKey = (key: string): Item => ({ pk: S(`BUDGET#${key}`), sk: S('BUDGET') });
+
+/**
+ * Launch budgets in the runs table, shared by every Lambda container: one item
+ * per scope (`BUDGET#<backend>#<account/region>`) holding the bucket's
+ * theoretical arrival time `tat` (shared/domain/launch-budget.ts).
+ *
+ * A take is one conditional UpdateItem. Which of the two updates applies
+ * depends on whether the bucket is full (`tat < now`: `SET tat = now + interval`)
+ * or not (`tat + interval`, allowed while `tat ≤ now + tolerance`); the
+ * container guesses from the `tat` it saw last, and a wrong guess comes back
+ * with the item (ReturnValuesOnConditionCheckFailure) for one more write.
+ * `tat` never moves backwards, so a stale one only errs towards "granted",
+ * which the condition then checks; when the last `tat` seen already refuses,
+ * no take is sent. A refused take joins the waiting line (`line`, one more
+ * write) so that waiting runs come back one token apart.
+ *
+ * @example
+ * const budgets = new DynamoLaunchBudgets({ client: new DynamoDBClient({}), tableName: 'runs' });
+ * await budgets.take('ecs#123456789012/eu-west-1', { perSecond: 20, burst: 100 }, Date.now());
+ */
+export class DynamoLaunchBudgets implements LaunchBudgetStore {
+  readonly #t: RunTable;
+  /** The latest `tat` this container saw per scope. */
+  readonly #seen = new Map<string, number>();
+  /** The latest end of the waiting line this container saw per scope. */
+  readonly #lines = new Map<string, number>();
+
+  constructor(options: { readonly tableName: string; readonly client?: RunTable['client'] }) {
+    this.#t = runTableOf(options);
+  }
+
+  async take(key: string, budget: Budget, nowMs: number): Promise<BudgetTake> {
+    let known = this.#seen.get(key);
+    for (let write = 0; write < MAX_WRITES; write++) {
+      const decision = takeFromBudget(known, nowMs, budget);
+      if (!decision.granted) return this.#wait(key, budget, nowMs, known ?? nowMs);
+      const full = known === undefined || known < nowMs;
+      try {
+        const { Attributes } = await this.#t.client.send(
+          new UpdateItemCommand({
+            TableName: this.#t.table,
+            Key: budgetKey(key),
+            ...(full
+              ? {
+                  UpdateExpression: 'SET tat = :next',
+                  ConditionExpression: 'attribute_not_exists(tat) OR tat < :now',
+                  ExpressionAttributeValues: { ':now': N(nowMs), ':next': N(decision.tat) },
+                }
+              : {
+                  UpdateExpression: 'SET tat = tat + :interval',
+                  ConditionExpression: 'tat >= :now AND tat <= :limit',
+                  ExpressionAttributeValues: {
+                    ':now': N(nowMs),
+                    ':limit': N(nowMs + toleranceMs(budget)),
+                    ':interval': N(intervalMs(budget)),
+                  },
+                }),
+            ReturnValues: 'UPDATED_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        this.#note(key, numberOf(Attributes, 'tat') ?? decision.tat);
+        return { granted: true };
+      } catch (error) {
+        if (errorName(error) !== 'ConditionalCheckFailedException') throw error;
+        const item = (error as { Item?: Item }).Item ?? (await this.#read(key));
+        known = numberOf(item, 'tat');
+        if (known !== undefined) this.#note(key, known);
+        const line = numberOf(item, 'line');
+        if (line !== undefined) this.#lines.set(key, line);
+      }
+    }
+    return { granted: false, retryAfterMs: intervalMs(budget) };
+  }
+
+  #note(key: string, tat: number): void {
+    if (tat > (this.#seen.get(key) ?? Number.NEGATIVE_INFINITY)) this.#seen.set(key, tat);
+  }
+
+  /**
+   * A refusal joins the scope's waiting line (`line`, shared/domain joinLine)
+   * with one UpdateItem: an atomic `line + interval` while the line is ahead of
+   * the bucket, or a restart at `tat + interval` once it has fallen behind.
+   * Waiters never conflict with each other; only a wrong guess between the
+   * two costs a second write. The answer's `line` gives this run its place.
+   */
+  async #wait(key: string, budget: Budget, nowMs: number, tat: number): Promise<BudgetTake> {
+    let line = this.#lines.get(key);
+    for (let write = 0; write < MAX_WRITES; write++) {
+      const behind = line === undefined || line < tat;
+      try {
+        const { Attributes } = await this.#t.client.send(
+          new UpdateItemCommand({
+            TableName: this.#t.table,
+            Key: budgetKey(key),
+            ...(behind
+              ? {
+                  UpdateExpression: 'SET line = :restart',
+                  ConditionExpression: 'attribute_not_exists(line) OR line < :tat',
+                  ExpressionAttributeValues: { ':tat': N(tat), ':restart': N(tat + intervalMs(budget)) },
+                }
+              : {
+                  UpdateExpression: 'SET line = line + :interval',
+                  ConditionExpression: 'line >= :tat',
+                  ExpressionAttributeValues: { ':tat': N(tat), ':interval': N(intervalMs(budget)) },
+                }),
+            ReturnValues: 'UPDATED_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        const end = numberOf(Attributes, 'line') ?? tat + intervalMs(budget);
+        this.#lines.set(key, end);
+        return {
+          granted: false,
+          retryAfterMs: joinLine(end - intervalMs(budget), tat, nowMs, budget).waitMs,
+        };
+      } catch (error) {
+        if (errorName(error) !== 'ConditionalCheckFailedException') throw error;
+        const item = (error as { Item?: Item }).Item ?? (await this.#read(key));
+        line = numberOf(item, 'line');
+        tat = Math.max(tat, numberOf(item, 'tat') ?? tat);
+      }
+    }
+    return { granted: false, retryAfterMs: joinLine(line, tat, nowMs, budget).waitMs };
+  }
+
+  /** The item when the failed write did not return it (an emulator). */
+  async #read(key: string): Promise<Item | undefined> {
+    const { Item } = await this.#t.client.send(
+      new GetItemCommand({ TableName: this.#t.table, Key: budgetKey(key), ConsistentRead: true }),
+    );
+    return Item;
+  }
+}
+
+function numberOf(item: Item | undefined, name: 'tat' | 'line'): number | undefined {
+  const n = item?.[name]?.N;
+  return n === undefined ? undefined : Number(n);
+}
