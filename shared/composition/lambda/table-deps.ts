@@ -1,0 +1,23 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoRunStore } from '../../adapters/dynamodb/run-store.ts';
+import { DynamoTargetStore } from '../../adapters/dynamodb/target-store.ts';
+import { apiGatewayAuthenticator } from '../../http/api-gateway-auth.ts';
+import { systemClock } from '../../ports/clock.ts';
+import { readAwsEnvironment } from '../aws-environment.ts';
+import type { TableApiDeps } from './kinds.ts';
+import { lambdaLogger } from './logger.ts';
+
+/** The deps of a table route, from the Lambda environment: the runs table's stores over one DynamoDB client. */
+export function tableApiDeps(source: Readonly<Record<string, string | undefined>>): TableApiDeps {
+  const { env, settings } = readAwsEnvironment(source);
+  const client = new DynamoDBClient({});
+  const clock = systemClock;
+  return {
+    store: new DynamoRunStore({ client, tableName: env.RUNS_TABLE, clock }),
+    targets: new DynamoTargetStore({ client, tableName: env.RUNS_TABLE }),
+    settings,
+    clock,
+    logger: lambdaLogger(env.LOG_LEVEL),
+    authenticate: apiGatewayAuthenticator(),
+  };
+}
