@@ -1,8 +1,10 @@
 /**
- * Size and module-load time of every Lambda bundle, bundled with esbuild
- * exactly as the CDK stack does (infra/bundling.ts), against a hello-world
- * handler bundled the same way on the same machine. Prints figures; asserts
- * nothing.
+ * Cold start of every Lambda bundle, bundled with esbuild exactly as the CDK
+ * stack does (infra/bundling.ts), each against its floor: a bundle, built the
+ * same way in the same run, that imports and constructs only the AWS SDK
+ * clients that handler uses (Healthz and the other routes that use none: an
+ * empty handler). Prints a table and one figure per function
+ * (bench/support/figures.ts `reportFigure`); asserts nothing.
  *
  *   npx tsx bench/lambda-bundles.ts          # 11 fresh processes per bundle
  *   BENCH_RUNS=31 npx tsx bench/lambda-bundles.ts
@@ -11,9 +13,11 @@
  * - load: `await import(bundle)` — what a cold start pays before the handler runs;
  * - first call: the first invocation on top of that, with a harmless event
  *   (an API request without an authorizer → 401, an empty SQS batch). The
- *   handlers build the AWS composition root lazily on this first call, so
- *   load + first call is the cold start's code cost. SDK clients make no call.
- * Figures are medians. The machine is not Lambda: compare the ratios, not the
+ *   handlers build their composition on this first call, and a floor
+ *   constructs its clients on its first call, so load + first call is the
+ *   cold start's code cost on both sides. SDK clients make no call.
+ * Figures are medians, round-robin over all bundles so load on the machine
+ * spreads evenly. The machine is not Lambda: compare the ratios, not the
  * milliseconds.
  */
 import { spawnSync } from 'node:child_process';
@@ -24,6 +28,7 @@ import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { esbuildOptionsFor } from '../infra/bundling.ts';
 import { API_HANDLERS, constructIdOf, type HandlerSpec, WORKER_HANDLERS } from '../infra/handlers.ts';
+import { reportFigure } from './support/figures.ts';
 
 const REPO = resolve(import.meta.dirname, '..');
 const RUNS = Number(process.env.BENCH_RUNS ?? 11);
@@ -129,12 +134,67 @@ async function bundle(
   spec: Pick<HandlerSpec, 'controlsTasks'> = {},
 ): Promise<Bundle> {
   const file = join(out, name, 'index.mjs');
-  await build({ ...esbuildOptionsFor(entry, file, spec), absWorkingDir: REPO });
+  // nodePaths: the floor entries are written outside the repository, and import the SDK from its node_modules.
+  await build({
+    ...esbuildOptionsFor(entry, file, spec),
+    absWorkingDir: REPO,
+    nodePaths: [join(REPO, 'node_modules')],
+  });
   return { name, file, kind };
 }
 
-const helloEntry = join(out, 'hello.ts');
-writeFileSync(helloEntry, "export const handler = async () => ({ statusCode: 200, body: 'hello' });\n");
+/** The AWS SDK clients each function's handler uses: what its floor bundle imports and constructs. */
+const CLIENTS = {
+  dynamodb: ['DynamoDBClient', '@aws-sdk/client-dynamodb'],
+  sqs: ['SQSClient', '@aws-sdk/client-sqs'],
+  s3: ['S3Client', '@aws-sdk/client-s3'],
+  logs: ['CloudWatchLogsClient', '@aws-sdk/client-cloudwatch-logs'],
+  ecs: ['ECSClient', '@aws-sdk/client-ecs'],
+  secretsManager: ['SecretsManagerClient', '@aws-sdk/client-secrets-manager'],
+} as const;
+type Client = keyof typeof CLIENTS;
+
+const TABLE: readonly Client[] = ['dynamodb'];
+const USES: Readonly<Record<string, readonly Client[]>> = {
+  Healthz: [],
+  GetOpenapi: [],
+  GetDiscovery: [],
+  RefreshDiscovery: [],
+  PutTarget: TABLE,
+  ListTargets: TABLE,
+  GetTarget: TABLE,
+  DeleteTarget: TABLE,
+  GetInventory: TABLE,
+  ListRuns: TABLE,
+  GetRun: TABLE,
+  GetBatch: TABLE,
+  UploadAsset: ['s3'],
+  ListAssets: ['s3'],
+  // Secrets Manager only for runs that carry plaintext passwords: not in the floor.
+  SubmitRun: ['dynamodb', 's3', 'sqs'],
+  SubmitBatch: ['dynamodb', 's3', 'sqs'],
+  RetryBatch: ['dynamodb', 's3', 'sqs'],
+  GetRunLogs: ['dynamodb', 'logs'],
+  CancelRun: ['dynamodb', 'ecs', 'secretsManager'],
+  DispatchRuns: ['dynamodb', 'sqs', 's3', 'ecs', 'secretsManager'],
+  SettleDeadLetters: ['dynamodb', 'secretsManager'],
+  EcsTaskStateChange: ['dynamodb', 'ecs', 'secretsManager'],
+  ReconcileRuns: ['dynamodb', 'sqs', 'ecs', 'secretsManager'],
+  PollBackends: ['dynamodb', 'secretsManager'],
+};
+
+/** A handler that constructs `clients` on its first call and answers; with none, the empty bundle. */
+function floorSource(clients: readonly Client[]): string {
+  const imports = clients.map((c) => `import { ${CLIENTS[c][0]} } from '${CLIENTS[c][1]}';`);
+  const made = clients.map((c) => `new ${CLIENTS[c][0]}({})`).join(', ');
+  return `${imports.join('\n')}
+let clients: unknown[] | undefined;
+export const handler = async () => {
+  clients ??= [${made}];
+  return { statusCode: 200, body: String(clients.length) };
+};
+`;
+}
 
 const specs = new Map<string, { spec: HandlerSpec; kind: Kind }>();
 for (const spec of Object.values(API_HANDLERS)) specs.set(spec.entry, { spec, kind: 'http' });
@@ -142,36 +202,72 @@ for (const spec of Object.values(WORKER_HANDLERS)) {
   specs.set(spec.entry, { spec, kind: spec.entry.startsWith('functions/dispatcher/') ? 'sqs' : 'other' });
 }
 
+const kib = (b: Bundle): number => statSync(b.file).size / 1024;
+
 try {
-  const hello = await bundle('HelloWorld', helloEntry, 'http');
-  const bundles = [hello];
+  const floors = new Map<string, Bundle>();
+  const pairs: { fn: Bundle; floor: Bundle; uses: readonly Client[] }[] = [];
   for (const { spec, kind } of specs.values()) {
-    bundles.push(await bundle(constructIdOf(spec.entry), join(REPO, spec.entry), kind, spec));
+    const name = constructIdOf(spec.entry);
+    const uses = USES[name];
+    if (uses === undefined) throw new Error(`${name}: say which AWS SDK clients it uses in USES`);
+    // The floor is called like its function (same event kind), so both sides pay the same call overhead.
+    const key = `${[...uses].sort().join('+') || 'empty'}:${kind}`;
+    let floor = floors.get(key);
+    if (floor === undefined) {
+      const entry = join(out, `floor-${key.replace(/[^a-z0-9]+/gi, '-')}.ts`);
+      writeFileSync(entry, floorSource(uses));
+      floor = await bundle(`floor(${key})`, entry, kind);
+      floors.set(key, floor);
+    }
+    pairs.push({ fn: await bundle(name, join(REPO, spec.entry), kind, spec), floor, uses });
   }
-  const figures = measureAll(bundles);
-  const base = figures.get(hello) ?? { load: Number.NaN, call: Number.NaN, handler: false };
-  const baseTotal = base.load + base.call;
+  const all = [...new Set([...floors.values(), ...pairs.map((p) => p.fn)])];
+  const figures = measureAll(all);
+  const total = (b: Bundle): number => {
+    const m = figures.get(b);
+    return m === undefined ? Number.NaN : m.load + m.call;
+  };
   console.log(`Lambda bundles (esbuild as in infra/bundling.ts), median of ${RUNS} fresh node processes`);
   console.log(`node ${process.version} on ${process.platform}/${process.arch}\n`);
-  const header = ['bundle', 'KiB', 'load ms', 'load ×hello', 'load+1st call ms', 'cold ×hello'];
-  const rows: string[][] = [];
-  for (const b of bundles) {
-    const m = figures.get(b) ?? base;
-    const total = m.load + m.call;
-    rows.push([
-      m.handler ? b.name : `${b.name} (no handler export)`,
-      (statSync(b.file).size / 1024).toFixed(1),
-      m.load.toFixed(1),
-      (m.load / base.load).toFixed(1),
-      total.toFixed(1),
-      (total / baseTotal).toFixed(1),
-    ]);
-  }
+  const header = [
+    'function',
+    'KiB',
+    'load ms',
+    'load+1st ms',
+    'floor KiB',
+    'floor ms',
+    'ratio',
+    'floor holds',
+  ];
+  const rows = pairs.map(({ fn, floor, uses }) => [
+    figures.get(fn)?.handler === false ? `${fn.name} (no handler export)` : fn.name,
+    kib(fn).toFixed(1),
+    (figures.get(fn)?.load ?? Number.NaN).toFixed(1),
+    total(fn).toFixed(1),
+    kib(floor).toFixed(1),
+    total(floor).toFixed(1),
+    (total(fn) / total(floor)).toFixed(2),
+    uses.length === 0 ? 'nothing' : uses.join(', '),
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+    cells
+      .map((c, i) => (i === 0 || i === 7 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
+      .join('  ');
   console.log(line(header));
   for (const row of rows) console.log(line(row));
+  console.log('');
+  for (const { fn, floor, uses } of pairs) {
+    reportFigure({
+      figure: `Lambda load + first call, ${fn.name}`,
+      now: total(fn),
+      floor: total(floor),
+      unit: 'ms',
+      goal: uses.length === 0 && fn.name === 'Healthz' ? '≤ 3×' : '≤ 1.3×',
+      note: `${kib(fn).toFixed(0)} KiB vs a ${kib(floor).toFixed(0)} KiB floor (${uses.length === 0 ? 'an empty handler' : `constructs ${uses.join(', ')}`}); median of ${RUNS}`,
+    });
+  }
 } finally {
   rmSync(out, { recursive: true, force: true });
 }

@@ -1,11 +1,10 @@
-import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import { type TableApiDeps, tableHttpHandler } from '../../shared/composition/lambda/tables.ts';
 import { NotFoundError } from '../../shared/domain/errors.ts';
-import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler } from '../../shared/http/handler.ts';
 import { TargetIdParams } from '../../shared/http/schemas.ts';
 
 /** DELETE /targets/{id}: runs already queued for it are refused at dispatch. */
-export const makeDeleteTarget = (deps: ApiDeps) =>
+export const makeDeleteTarget = (deps: TableApiDeps) =>
   httpHandler(deps, {
     params: TargetIdParams,
     handle: async ({ params }) => {
@@ -15,4 +14,4 @@ export const makeDeleteTarget = (deps: ApiDeps) =>
     },
   });
 
-export const handler = lambdaHttpHandler(makeDeleteTarget);
+export const handler = tableHttpHandler(makeDeleteTarget);

@@ -1,5 +1,4 @@
-import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
-import type { ApiDeps } from '../../shared/http/api-deps.ts';
+import { type TableApiDeps, tableHttpHandler } from '../../shared/composition/lambda/tables.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 
 /**
@@ -7,9 +6,9 @@ import { httpHandler, json } from '../../shared/http/handler.ts';
  * with their reason: local mode's memory, or what the last refresh (on
  * demand or scheduled) wrote to the deployed stack's runs table.
  */
-export const makeGetDiscovery = (deps: ApiDeps) =>
+export const makeGetDiscovery = (deps: TableApiDeps) =>
   httpHandler(deps, {
     handle: async () => json(200, (await deps.discovery?.snapshot()) ?? { clouds: {}, vms: [] }),
   });
 
-export const handler = lambdaHttpHandler(makeGetDiscovery);
+export const handler = tableHttpHandler(makeGetDiscovery);

@@ -1,8 +1,7 @@
-import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import { type TableApiDeps, tableHttpHandler } from '../../shared/composition/lambda/tables.ts';
 import { hypervisorInventory } from '../../shared/domain/hypervisors.ts';
 import { registryInventory } from '../../shared/domain/inventory.ts';
 import { mergeInventory } from '../../shared/domain/inventory-groups.ts';
-import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 
 /**
@@ -10,7 +9,7 @@ import { httpHandler, json } from '../../shared/http/handler.ts';
  * every hypervisor integration that is enabled and has a host, and the
  * discovered cloud VMs (one group per cloud).
  */
-export const makeGetInventory = (deps: ApiDeps) =>
+export const makeGetInventory = (deps: TableApiDeps) =>
   httpHandler(deps, {
     handle: async () =>
       json(
@@ -23,4 +22,4 @@ export const makeGetInventory = (deps: ApiDeps) =>
       ),
   });
 
-export const handler = lambdaHttpHandler(makeGetInventory);
+export const handler = tableHttpHandler(makeGetInventory);

@@ -1,5 +1,4 @@
-import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
-import type { ApiDeps } from '../../shared/http/api-deps.ts';
+import { type BareApiDeps, bareHttpHandler } from '../../shared/composition/lambda/bare.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { openApiDocument } from '../../shared/http/openapi.ts';
 
@@ -8,10 +7,10 @@ import { openApiDocument } from '../../shared/http/openapi.ts';
  * handlers validate with. Public, like /healthz: it describes the API and
  * holds no data, and clients fetch it before they hold a token.
  */
-export const makeGetOpenApi = (deps: ApiDeps) =>
+export const makeGetOpenApi = (deps: BareApiDeps) =>
   httpHandler(deps, {
     public: true,
     handle: async () => json(200, openApiDocument(), { 'cache-control': 'public, max-age=300' }),
   });
 
-export const handler = lambdaHttpHandler(makeGetOpenApi);
+export const handler = bareHttpHandler(makeGetOpenApi);

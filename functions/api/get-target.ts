@@ -1,12 +1,11 @@
-import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import { type TableApiDeps, tableHttpHandler } from '../../shared/composition/lambda/tables.ts';
 import { NotFoundError } from '../../shared/domain/errors.ts';
 import { untargetableReason } from '../../shared/domain/target.ts';
-import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { TargetIdParams } from '../../shared/http/schemas.ts';
 
 /** GET /targets/{id}: the row, with the reason when it can never be a target. */
-export const makeGetTarget = (deps: ApiDeps) =>
+export const makeGetTarget = (deps: TableApiDeps) =>
   httpHandler(deps, {
     params: TargetIdParams,
     handle: async ({ params }) => {
@@ -17,4 +16,4 @@ export const makeGetTarget = (deps: ApiDeps) =>
     },
   });
 
-export const handler = lambdaHttpHandler(makeGetTarget);
+export const handler = tableHttpHandler(makeGetTarget);

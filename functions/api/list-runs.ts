@@ -1,10 +1,9 @@
-import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
-import type { ApiDeps } from '../../shared/http/api-deps.ts';
+import { type TableApiDeps, tableHttpHandler } from '../../shared/composition/lambda/tables.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { ListRunsQuery, runView } from '../../shared/http/schemas.ts';
 
 /** GET /runs?batchId=&state=&limit=&cursor= — newest first. */
-export const makeListRuns = (deps: ApiDeps) =>
+export const makeListRuns = (deps: TableApiDeps) =>
   httpHandler(deps, {
     query: ListRunsQuery,
     handle: async ({ query }) => {
@@ -16,4 +15,4 @@ export const makeListRuns = (deps: ApiDeps) =>
     },
   });
 
-export const handler = lambdaHttpHandler(makeListRuns);
+export const handler = tableHttpHandler(makeListRuns);

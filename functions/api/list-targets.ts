@@ -1,10 +1,9 @@
-import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import { type TableApiDeps, tableHttpHandler } from '../../shared/composition/lambda/tables.ts';
 import { untargetableReason } from '../../shared/domain/target.ts';
-import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 
 /** GET /targets: every row; rows that can never be a target carry `untargetable` with the reason. */
-export const makeListTargets = (deps: ApiDeps) =>
+export const makeListTargets = (deps: TableApiDeps) =>
   httpHandler(deps, {
     handle: async () => {
       const targets = await deps.targets.listTargets();
@@ -17,4 +16,4 @@ export const makeListTargets = (deps: ApiDeps) =>
     },
   });
 
-export const handler = lambdaHttpHandler(makeListTargets);
+export const handler = tableHttpHandler(makeListTargets);

@@ -1,13 +1,12 @@
-import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import { type TableApiDeps, tableHttpHandler } from '../../shared/composition/lambda/tables.ts';
 import { ValidationError } from '../../shared/domain/errors.ts';
 import { reservedTargetIdProblem } from '../../shared/domain/hypervisors.ts';
 import { type Target, TargetBodySchema } from '../../shared/domain/target.ts';
-import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { TargetIdParams } from '../../shared/http/schemas.ts';
 
 /** PUT /targets/{id}: create or replace a registry row. */
-export const makePutTarget = (deps: ApiDeps) =>
+export const makePutTarget = (deps: TableApiDeps) =>
   httpHandler(deps, {
     params: TargetIdParams,
     body: TargetBodySchema,
@@ -28,4 +27,4 @@ export const makePutTarget = (deps: ApiDeps) =>
     },
   });
 
-export const handler = lambdaHttpHandler(makePutTarget);
+export const handler = tableHttpHandler(makePutTarget);

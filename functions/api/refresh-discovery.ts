@@ -1,5 +1,4 @@
-import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
-import type { ApiDeps } from '../../shared/http/api-deps.ts';
+import { type TableApiDeps, tableHttpHandler } from '../../shared/composition/lambda/tables.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 
 /**
@@ -9,9 +8,9 @@ import { httpHandler, json } from '../../shared/http/handler.ts';
  * the two functions bundled with the listing SDKs (infra/handlers.ts
  * `discoversVms`) and writes the runs table the others read.
  */
-export const makeRefreshDiscovery = (deps: ApiDeps) =>
+export const makeRefreshDiscovery = (deps: TableApiDeps) =>
   httpHandler(deps, {
     handle: async () => json(200, (await deps.discovery?.refresh()) ?? { clouds: {}, vms: [] }),
   });
 
-export const handler = lambdaHttpHandler(makeRefreshDiscovery);
+export const handler = tableHttpHandler(makeRefreshDiscovery);

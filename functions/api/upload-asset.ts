@@ -1,6 +1,5 @@
 import { MAX_UPLOAD_BODY_BYTES, uploadAsset } from '../../shared/app/assets.ts';
-import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
-import type { ApiDeps } from '../../shared/http/api-deps.ts';
+import { type AssetApiDeps, assetHttpHandler } from '../../shared/composition/lambda/assets.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { UploadAssetBody } from '../../shared/http/schemas.ts';
 
@@ -9,7 +8,7 @@ import { UploadAssetBody } from '../../shared/http/schemas.ts';
  * backend. 201 when created, 200 when `overwrite: true` replaced an asset,
  * 409 asset-exists when it would replace one without it.
  */
-export const makeUploadAsset = (deps: ApiDeps) =>
+export const makeUploadAsset = (deps: AssetApiDeps) =>
   httpHandler(deps, {
     body: UploadAssetBody,
     maxBodyBytes: MAX_UPLOAD_BODY_BYTES,
@@ -19,4 +18,4 @@ export const makeUploadAsset = (deps: ApiDeps) =>
     },
   });
 
-export const handler = lambdaHttpHandler(makeUploadAsset);
+export const handler = assetHttpHandler(makeUploadAsset);

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_ASSET_PATH_LENGTH } from '../domain/asset-path.ts';
 import { MAX_BATCH_TARGETS } from '../domain/batch.ts';
 import { isEnvName } from '../domain/env-name.ts';

@@ -6,7 +6,6 @@ import { ECSClient } from '@aws-sdk/client-ecs';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { z } from 'zod';
 import { CloudWatchLogReader } from '../adapters/cloudwatch-logs/log-reader.ts';
 import { DynamoDiscoveryStore } from '../adapters/dynamodb/discovery-store.ts';
 import { DynamoLaunchBudgets } from '../adapters/dynamodb/launch-budget.ts';
@@ -19,145 +18,22 @@ import { SecretsManagerSecretSource } from '../adapters/secrets-manager/secret-s
 import { SqsWorkQueue } from '../adapters/sqs/work-queue.ts';
 import type { AppDeps, RelayAvailability } from '../app/deps.ts';
 import { prepareTask } from '../app/task-prep.ts';
-import { loadSettings, type Settings } from '../config/settings.ts';
-import { type FieldError, SettingsInvalidError } from '../domain/errors.ts';
 import type { Run, Runner } from '../domain/run.ts';
 import type { ApiDeps } from '../http/api-deps.ts';
 import { apiGatewayAuthenticator } from '../http/api-gateway-auth.ts';
 import { newId } from '../lib/ids.ts';
 import { systemClock } from '../ports/clock.ts';
 import type { Launchers } from '../ports/launcher.ts';
+import { forcePathStyle, readAwsEnvironment } from './aws-environment.ts';
 import { buildCloudSecretSources } from './cloud-secrets.ts';
 import { buildStoredDiscovery } from './discovery.ts';
 import { accountOfQueueUrl, buildLaunchGate } from './launch-budget.ts';
 import { buildCloudLaunchers, lazyClusterAuth } from './launchers.ts';
+import { lazyClient } from './lazy-client.ts';
 import { lazyPasswordSafe } from './password-safe.ts';
 import { buildAwsStorage } from './storage.ts';
 
-/** Unset and empty are the same for an optional variable: `FOO=` in a template must not count as a value. */
-const optional = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
-
-const queueUrl = z.url({
-  protocol: /^https?$/,
-  error: 'must be an SQS queue URL (https://sqs.…/account/name)',
-});
-
-const TASK_DEFINITIONS_FORMAT =
-  'must be a JSON object mapping each runner image to its ECS task definition ({"chrweav/ansible-cloud": "remote-worker-ansible-cloud"})';
-
-/** `ECS_TASK_DEFINITIONS`: JSON text, image → task definition family (or `family:revision`, or ARN). */
-const taskDefinitions = z.string().transform((text, ctx): Record<string, string> => {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    ctx.addIssue({ code: 'custom', input: text, message: `${TASK_DEFINITIONS_FORMAT}; it is not JSON` });
-    return z.NEVER;
-  }
-  const parsed = z.record(z.string().min(1), z.string().min(1)).safeParse(value);
-  if (!parsed.success) {
-    const where = parsed.error.issues.map((i) => i.path.join('.') || '(top level)').join(', ');
-    ctx.addIssue({
-      code: 'custom',
-      input: text,
-      message: `${TASK_DEFINITIONS_FORMAT}; bad entry at ${where}`,
-    });
-    return z.NEVER;
-  }
-  return parsed.data;
-});
-
-/**
- * The Lambda environment this composition root reads, validated once per cold
- * start. Settings (`ANSIBLE_RUNNER`, …) are read alongside by `loadSettings`.
- * The stack (infra/function-environment.ts) sets exactly these keys.
- */
-export const AwsEnvironmentSchema = z.object({
-  RUNS_TABLE: z.string().min(1, 'must name the DynamoDB runs table'),
-  /** Where the relay writes its runs' output (runners/relay/config.ts); default RUNS_TABLE. */
-  LOGS_TABLE: optional(z.string().min(1)),
-  DISPATCH_QUEUE_URL: queueUrl,
-  /** Unset: this deployment has no on-prem relay, and `local` runs are refused with a reason. */
-  RELAY_QUEUE_URL: optional(queueUrl),
-  ASSET_BUCKET: z.string().min(3, 'must name the S3 bucket holding assets'),
-  ASSET_PREFIX: optional(z.string()),
-  LOG_GROUP: z.string().min(1, 'must name the CloudWatch Logs group runs write to'),
-  /** Unset: the `ecs` runner is not available (with the cluster and subnet settings, see `launcherFactories`). */
-  ECS_TASK_DEFINITIONS: optional(taskDefinitions),
-  /** The runner container in every task definition: overridden by this name, its exit code is the run's. */
-  ECS_CONTAINER_NAME: optional(z.string().min(1)).transform((v) => v ?? 'runner'),
-  /** The awslogs `streamPrefix` of the runner container: streams are `<prefix>/<container>/<task id>`. */
-  ECS_LOG_STREAM_PREFIX: optional(z.string().min(1)).transform((v) => v ?? 'run'),
-  /**
-   * Secrets Manager name prefix for values minted for one run (token-prepared
-   * kubeconfigs, checked-out logins); unset, ECS refuses runs that need them.
-   */
-  RUN_SECRETS_PREFIX: optional(
-    z.string().regex(/^[A-Za-z0-9/_+=.@-]{1,400}$/, 'must be a Secrets Manager name prefix'),
-  ),
-  /** Family prefix of the per-run task definitions (runs with secrets); the launcher's default when unset. */
-  ECS_TASK_FAMILY_PREFIX: optional(
-    z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, 'must be letters, digits, - and _'),
-  ),
-  LOG_LEVEL: optional(
-    z
-      .string()
-      .transform((s) => s.toUpperCase())
-      .pipe(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'])),
-  ),
-  /** Set by Lambda; part of the dispatcher's owner id so a claim says which function holds it. */
-  AWS_LAMBDA_FUNCTION_NAME: optional(z.string()),
-  /** An emulator (moto, LocalStack, MinIO) serves S3 path-style only. */
-  AWS_ENDPOINT_URL: optional(z.string()),
-  AWS_ENDPOINT_URL_S3: optional(z.string()),
-});
-
-export type AwsEnvironment = z.infer<typeof AwsEnvironmentSchema>;
-
-/** What each required variable holds, for the message when it is missing. */
-const REQUIRED: Readonly<Record<string, string>> = {
-  RUNS_TABLE: 'the DynamoDB runs table name',
-  DISPATCH_QUEUE_URL: 'the dispatch SQS queue URL',
-  ASSET_BUCKET: 'the S3 bucket holding assets',
-  LOG_GROUP: 'the CloudWatch Logs group run output goes to',
-};
-
-/**
- * Read the environment and the settings together and report every problem
- * at once: one SettingsInvalidError naming each bad variable and setting.
- *
- * @example
- * const { env, settings } = readAwsEnvironment(process.env);
- */
-export function readAwsEnvironment(source: Readonly<Record<string, string | undefined>>): {
-  env: AwsEnvironment;
-  settings: Settings;
-} {
-  const problems: FieldError[] = [];
-  const parsed = AwsEnvironmentSchema.safeParse(source);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      const name = issue.path.join('.') || '(environment)';
-      const missing = source[name] === undefined || source[name] === '';
-      problems.push({
-        path: name,
-        message: missing ? `is not set: give ${REQUIRED[name] ?? 'a value'}` : issue.message,
-      });
-    }
-  }
-  let settings: Settings | undefined;
-  try {
-    settings = loadSettings({ env: source });
-  } catch (error) {
-    if (!(error instanceof SettingsInvalidError)) throw error;
-    problems.push(...error.problems);
-  }
-  if (!parsed.success || settings === undefined || problems.length > 0) {
-    throw new SettingsInvalidError(problems);
-  }
-  return { env: parsed.data, settings };
-}
+export { type AwsEnvironment, AwsEnvironmentSchema, readAwsEnvironment } from './aws-environment.ts';
 
 export interface AwsDeps extends AppDeps {
   /** Claims made by this process name it: `lambda:<function>:<cold start id>`. */
@@ -182,15 +58,14 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
   const { env, settings } = readAwsEnvironment(source);
   const logger = new Logger({ serviceName: 'remote-worker', logLevel: env.LOG_LEVEL ?? 'INFO' });
   const clock = systemClock;
+  // Every function reads the runs table; the other clients are made when first used.
   const clients = {
     dynamodb: new DynamoDBClient({}),
-    sqs: new SQSClient({}),
-    s3: new S3Client({
-      forcePathStyle: env.AWS_ENDPOINT_URL_S3 !== undefined || env.AWS_ENDPOINT_URL !== undefined,
-    }),
-    logs: new CloudWatchLogsClient({}),
-    ecs: new ECSClient({}),
-    secretsManager: new SecretsManagerClient({}),
+    sqs: lazyClient(() => new SQSClient({})),
+    s3: lazyClient(() => new S3Client({ forcePathStyle: forcePathStyle(env) })),
+    logs: lazyClient(() => new CloudWatchLogsClient({})),
+    ecs: lazyClient(() => new ECSClient({})),
+    secretsManager: lazyClient(() => new SecretsManagerClient({})),
   };
   const store = new DynamoRunStore({ client: clients.dynamodb, tableName: env.RUNS_TABLE, clock });
   const targets = new DynamoTargetStore({ client: clients.dynamodb, tableName: env.RUNS_TABLE });

@@ -1,6 +1,6 @@
 import { kubernetesSettingsFrom, loadKubeConfig } from '../adapters/kubernetes/config.ts';
 import { KubernetesLauncher } from '../adapters/kubernetes/launcher.ts';
-import type { Settings } from '../config/settings.ts';
+import type { Settings } from '../config/load-settings.ts';
 import { isTerminal, type Run } from '../domain/run.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { PreparedTask } from '../ports/launcher.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Characters that are not seen but change what a reader sees: controls (Cc),

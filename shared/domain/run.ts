@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ENV_NAME } from './env-name.ts';
 import { InvalidTransitionError } from './errors.ts';
 import { isBudgetWaitReason } from './launch-budget.ts';

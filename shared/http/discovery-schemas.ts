@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { HOSTING_CLOUDS } from '../domain/target.ts';
 
 /** `GET /discovery` and `POST /discovery/refresh`: the cached list of discovered cloud VMs. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ErrorCode } from '../domain/errors.ts';
 import { PROBLEM_KINDS, problemType } from './problem.ts';
 import {

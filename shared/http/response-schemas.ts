@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { RETRYABLE_STATES } from '../domain/batch.ts';
 import { K8sOperationSchema, RUN_KINDS, RUN_STATES, RUNNERS, SecretBindingSchema } from '../domain/run.ts';
 import {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { SubmittedBatch } from '../app/batches.ts';
 import { maskPasswordVars } from '../domain/redaction.ts';
 import { RUN_STATES, type Run } from '../domain/run.ts';

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { bearerAuthenticator } from '../../bin/local-mode/auth-token.ts';
 import { createApiServer } from '../../bin/local-mode/http-server.ts';
 import { type HttpHandler, httpHandler, json } from '../../shared/http/handler.ts';

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type LocalMode, startLocalMode } from '../../bin/local-mode/local-mode.ts';
 import { API_ROUTES } from '../../functions/api/routes.ts';
 import { openApiDocument, RESPONSES } from '../../shared/http/openapi.ts';

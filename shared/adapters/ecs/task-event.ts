@@ -1,5 +1,5 @@
 import type { EventBridgeEvent } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { isTerminal, type Run } from '../../domain/run.ts';
 import type { BackendStatus } from '../../ports/launcher.ts';
 import {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError } from '../../domain/errors.ts';
 import { shimLineStream } from '../../domain/shim-protocol.ts';
 import type { LogStream } from '../../ports/log-store.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { idList, list, text } from './fields.ts';
 
 /** The ECS runner (AWS Fargate): cluster, network and task definitions. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { type AreaSettings, list, type RuleContext, text } from './fields.ts';
 
 /** How runs execute here: the local executor, relay concurrency, timeouts and dispatch retries. */

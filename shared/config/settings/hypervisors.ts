@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { HYPERVISORS, type Hypervisor } from '../../domain/hypervisors.ts';
 import { text } from './fields.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { type AreaSettings, cidr, httpUrl, list, type RuleContext, text } from './fields.ts';
 
 /** Password Safe (just-in-time checkouts) and Portainer. */

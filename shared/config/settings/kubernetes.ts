@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { isDnsLabel, isDnsSubdomain } from '../../domain/kubernetes-names.ts';
 import { list, text } from './fields.ts';
 

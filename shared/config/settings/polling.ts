@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Status polling of the backends without push events, and stop grace. */
 export const pollingSettings = {

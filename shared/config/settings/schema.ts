@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { aciSettings } from './aci.ts';
 import { cloudRunSettings } from './cloud-run.ts';
 import { cloudSecretSettings } from './cloud-secrets.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { STORAGE_BACKENDS } from '../../domain/asset-access.ts';
 import { type AreaSettings, httpUrl, type RuleContext, text } from './fields.ts';
 

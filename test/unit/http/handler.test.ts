@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { apiGatewayAuthenticator } from '../../../shared/http/api-gateway-auth.ts';
 import { type HttpEvent, httpHandler, json } from '../../../shared/http/handler.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { type RuleContext, ruleContext } from '../../../../shared/config/settings/fields.ts';
 
 /** One area's keys on their own, parsed strictly: the value, or the paths of the problems. */

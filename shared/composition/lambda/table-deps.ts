@@ -1,0 +1,39 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDiscoveryStore } from '../../adapters/dynamodb/discovery-store.ts';
+import { DynamoRunStore } from '../../adapters/dynamodb/run-store.ts';
+import { DynamoTargetStore } from '../../adapters/dynamodb/target-store.ts';
+import { apiGatewayAuthenticator } from '../../http/api-gateway-auth.ts';
+import { systemClock } from '../../ports/clock.ts';
+import { readAwsEnvironment } from '../aws-environment.ts';
+import { buildStoredDiscovery } from '../discovery.ts';
+import type { TableApiDeps } from './kinds.ts';
+import { lambdaLogger } from './logger.ts';
+
+/**
+ * The deps of a table route, from the Lambda environment: the runs table's
+ * stores over one DynamoDB client, with the discovered VMs each cloud's last
+ * refresh wrote there (the listing SDKs only in the refreshing functions'
+ * bundles: RW_DISCOVERY_SDKS).
+ */
+export function tableApiDeps(source: Readonly<Record<string, string | undefined>>): TableApiDeps {
+  const { env, settings } = readAwsEnvironment(source);
+  const client = new DynamoDBClient({});
+  const clock = systemClock;
+  const logger = lambdaLogger(env.LOG_LEVEL);
+  const discovery = buildStoredDiscovery({
+    settings,
+    env: source,
+    clock,
+    logger,
+    store: new DynamoDiscoveryStore({ client, tableName: env.RUNS_TABLE }),
+  });
+  return {
+    store: new DynamoRunStore({ client, tableName: env.RUNS_TABLE, clock }),
+    targets: new DynamoTargetStore({ client, tableName: env.RUNS_TABLE }),
+    settings,
+    clock,
+    logger,
+    ...(discovery === undefined ? {} : { discovery }),
+    authenticate: apiGatewayAuthenticator(),
+  };
+}

@@ -1,0 +1,302 @@
+/**
+ * Operator settings: the loader, over the one schema (settings/schema.ts,
+ * one file per area: runners, each cloud runner, storage, …).
+ *
+ * This module reads JSON settings files only and imports no YAML parser, so a
+ * Lambda bundle (shared/composition/aws-environment.ts) carries none: Lambda
+ * takes its settings as environment variables. `./settings.ts` is the same
+ * loader with YAML files read too, for local mode, the relay and the CLI.
+ *
+ * Keys keep the seeds' snake_case names (`ansible_runner_aws`, `k8s_runner_image`,
+ * `ansible_ecs_subnet_id` …) so operators recognise them from the reference docs;
+ * each can be overridden by an environment variable of the same name upper-cased.
+ */
+import { readFileSync } from 'node:fs';
+import * as z from 'zod';
+import { type FieldError, SettingsInvalidError } from '../domain/errors.ts';
+import type { Runner } from '../domain/run.ts';
+
+import { SettingsSchema } from './settings/schema.ts';
+
+export { SettingsSchema } from './settings/schema.ts';
+
+export type Settings = z.infer<typeof SettingsSchema>;
+
+/** Every runner some runner setting sends work to, for telling "not configured" from "not wanted". */
+export function selectedRunners(settings: Settings): ReadonlySet<Runner> {
+  return new Set(
+    [
+      settings.ansible_runner,
+      settings.ansible_runner_aws,
+      settings.ansible_runner_azure,
+      settings.ansible_runner_gcp,
+      settings.ansible_runner_portainer,
+      settings.k8s_runner,
+      settings.k8s_runner_aws,
+      settings.k8s_runner_azure,
+      settings.k8s_runner_gcp,
+    ].filter((r): r is Runner => r !== undefined),
+  );
+}
+export type SettingKey = keyof Settings;
+export const SETTING_KEYS = Object.keys(SettingsSchema.shape) as readonly SettingKey[];
+
+/**
+ * Environment variables are strings; the schema stays strict for files (a quoted
+ * `"3"` in YAML is a mistake worth reporting), so coercion happens here, driven by
+ * the schema's own input types rather than a hand-kept list that could drift.
+ */
+let inputTypes: Readonly<Record<string, unknown>> | undefined;
+/** Computed on first use, not at import: it costs a few ms of every Lambda cold start otherwise. */
+function inputTypeOf(key: string): unknown {
+  inputTypes ??= Object.fromEntries(
+    Object.entries(z.toJSONSchema(SettingsSchema, { io: 'input' }).properties ?? {}).map(([k, prop]) => [
+      k,
+      typeof prop === 'object' ? prop.type : undefined,
+    ]),
+  );
+  return inputTypes[key];
+}
+
+const TRUE = new Set(['true', '1', 'yes', 'on']);
+const FALSE = new Set(['false', '0', 'no', 'off']);
+
+function coerceEnv(key: string, raw: string): unknown {
+  const value = raw.trim();
+  switch (inputTypeOf(key)) {
+    case 'integer':
+    case 'number':
+      // Anything that is not plainly a number stays a string so zod reports it as one.
+      return /^[+-]?\d+(\.\d+)?$/.test(value) ? Number(value) : raw;
+    case 'boolean': {
+      const lower = value.toLowerCase();
+      if (TRUE.has(lower)) return true;
+      if (FALSE.has(lower)) return false;
+      return raw;
+    }
+    case 'object':
+      // A map from an environment variable is JSON text; anything else stays a string for zod to report.
+      try {
+        return JSON.parse(value) as unknown;
+      } catch {
+        return raw;
+      }
+    default:
+      return raw;
+  }
+}
+
+type Source =
+  | { readonly kind: 'file'; readonly path: string }
+  | { readonly kind: 'env'; readonly name: string };
+
+const describeSource = (source: Source | undefined): string =>
+  source === undefined
+    ? 'default value'
+    : source.kind === 'env'
+      ? `from env ${source.name}`
+      : `from ${source.path}`;
+
+const CONFIG_ENV = 'REMOTE_WORKER_CONFIG';
+
+export interface LoadSettingsOptions {
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Injected so tests and bundlers can replace the file system; must throw ENOENT for a missing file.
+   * Reads the settings file and the files settings name (kubernetes_kubeconfig).
+   */
+  readonly readFile?: (path: string) => string;
+  /** Parses `.yaml`/`.yml` settings files; without it such a file is refused, naming REMOTE_WORKER_CONFIG. */
+  readonly parseYaml?: (text: string) => unknown;
+}
+
+const isMissingFile = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
+
+/** A file's text, or why it could not be read (`missing`: it does not exist). */
+function readSafely(
+  path: string,
+  readFile: (path: string) => string,
+): { readonly content: string } | { readonly missing: boolean; readonly error: unknown } {
+  try {
+    return { content: readFile(path) };
+  } catch (error) {
+    return { missing: isMissingFile(error), error };
+  }
+}
+
+function readConfigFile(
+  path: string,
+  readFile: (path: string) => string,
+  parseYaml: ((text: string) => unknown) | undefined,
+): Record<string, unknown> {
+  const fail = (message: string): never => {
+    throw new SettingsInvalidError([{ path: CONFIG_ENV, message }]);
+  };
+  const read = readSafely(path, readFile);
+  if (!('content' in read)) {
+    return fail(
+      read.missing
+        ? `settings file ${path} does not exist`
+        : `cannot read settings file ${path}: ${(read.error as Error).message}`,
+    );
+  }
+  const { content } = read;
+  const yaml = /\.ya?ml$/i.test(path);
+  if (yaml && parseYaml === undefined) {
+    return fail(
+      `settings file ${path} is YAML, which this build does not read: give the settings as environment variables or a JSON file`,
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = yaml && parseYaml !== undefined ? parseYaml(content) : JSON.parse(content);
+  } catch (error) {
+    return fail(`settings file ${path} is not valid ${yaml ? 'YAML' : 'JSON'}: ${(error as Error).message}`);
+  }
+  // An empty YAML document is an empty settings file, not an error.
+  if (parsed === null || parsed === undefined) return {};
+  if (typeof parsed !== 'object' || Array.isArray(parsed)) {
+    return fail(`settings file ${path} must hold an object of settings`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * Read settings once at cold start: the file named by REMOTE_WORKER_CONFIG (JSON,
+ * or YAML for .yaml/.yml when `parseYaml` is given), then one environment
+ * variable per key, upper-cased. Throws one SettingsInvalidError listing every
+ * problem, each naming its key and where the bad value came from.
+ *
+ * @example
+ * const settings = loadSettings(); // ANSIBLE_RUNNER_AWS=ecs overrides ansible_runner_aws from the file
+ */
+export function loadSettings(options: LoadSettingsOptions = {}): Settings {
+  const env = options.env ?? process.env;
+  const readFile = options.readFile ?? ((path: string) => readFileSync(path, 'utf8'));
+
+  const raw: Record<string, unknown> = {};
+  const sources = new Map<string, Source>();
+
+  const configPath = env[CONFIG_ENV];
+  if (configPath !== undefined && configPath !== '') {
+    for (const [key, value] of Object.entries(readConfigFile(configPath, readFile, options.parseYaml))) {
+      // A YAML key left blank (`ansible_ecs_cluster:`) means "unset", as an empty env var does.
+      if (value === null) continue;
+      raw[key] = value;
+      sources.set(key, { kind: 'file', path: configPath });
+    }
+  }
+
+  for (const key of SETTING_KEYS) {
+    const name = key.toUpperCase();
+    const value = env[name];
+    // An empty variable counts as unset so `FOO=` in a compose file does not clobber the file.
+    if (value === undefined || value === '') continue;
+    raw[key] = coerceEnv(key, value);
+    sources.set(key, { kind: 'env', name });
+  }
+
+  const result = SettingsSchema.safeParse(raw);
+  // Checked whether or not the rest parses, so one error lists every problem.
+  const fileProblems = checkFiles(raw, readFile, sources, options.parseYaml);
+  if (result.success && fileProblems.length === 0) return result.data;
+  if (result.success) throw new SettingsInvalidError(fileProblems);
+
+  const problems: FieldError[] = [];
+  for (const issue of result.error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        const hint = closestKey(key);
+        problems.push({
+          path: key,
+          message: `unknown setting (${describeSource(sources.get(key))})${hint === undefined ? '' : `; did you mean ${hint}?`}`,
+        });
+      }
+      continue;
+    }
+    const [key, ...rest] = issue.path;
+    const path = [key, ...rest].filter((p) => p !== undefined).join('.');
+    problems.push({
+      path: path === '' ? '(root)' : path,
+      message: `${issue.message} (${describeSource(typeof key === 'string' ? sources.get(key) : undefined)})`,
+    });
+  }
+  throw new SettingsInvalidError([...problems, ...fileProblems]);
+}
+
+/**
+ * Settings that name a file are checked here, once, when settings are loaded:
+ * a missing kubeconfig otherwise surfaces as a bare ENOENT naming no setting
+ * (local mode) or as a failed first run (AWS). Only the shape is checked, and
+ * messages never quote the file's content: a kubeconfig holds tokens.
+ */
+function checkFiles(
+  raw: Readonly<Record<string, unknown>>,
+  readFile: (path: string) => string,
+  sources: ReadonlyMap<string, Source>,
+  parseYaml: ((text: string) => unknown) | undefined,
+): FieldError[] {
+  const given = raw.kubernetes_kubeconfig;
+  // Not a string, or blank: the schema reports it.
+  if (typeof given !== 'string' || given.trim() === '') return [];
+  const path = given.trim();
+  const problem = (message: string): FieldError[] => [
+    {
+      path: 'kubernetes_kubeconfig',
+      message: `${message} (${describeSource(sources.get('kubernetes_kubeconfig'))})`,
+    },
+  ];
+  const read = readSafely(path, readFile);
+  if (!('content' in read)) {
+    return problem(
+      read.missing
+        ? `names ${path}, which does not exist`
+        : `names ${path}, which cannot be read (${(read.error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+  const { content } = read;
+  // Without a YAML parser (Lambda) the file is checked for being there; the pod runner parses it on first use.
+  if (parseYaml === undefined) return [];
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(content);
+  } catch {
+    return problem(`names ${path}, which is not YAML`);
+  }
+  const config = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
+  if (!Array.isArray(config.clusters) || config.clusters.length === 0) {
+    return problem(`names ${path}, which is not a kubeconfig (it lists no clusters)`);
+  }
+  if (typeof config['current-context'] !== 'string' || config['current-context'] === '') {
+    return problem(`names ${path}, which has no current-context`);
+  }
+  return [];
+}
+
+/** A typo is usually one or two edits away from a real key; offer it. */
+function closestKey(unknown: string): SettingKey | undefined {
+  let best: SettingKey | undefined;
+  let bestDistance = 3;
+  for (const key of SETTING_KEYS) {
+    const d = editDistance(unknown.toLowerCase(), key);
+    if (d < bestDistance) {
+      best = key;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution);
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
