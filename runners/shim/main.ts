@@ -5,7 +5,8 @@
  * the tool's output — redacted — to its own stdout.
  *
  * Depends on Node built-ins, shared/domain and zod/mini (the task spec's
- * schema) only, so it bundles to one file:
+ * schema) only — plus the Secrets Manager SDK, loaded only when
+ * RW_SECRET_REFS names something to fetch — so it bundles to one file:
  *   esbuild runners/shim/main.ts --bundle --platform=node --format=esm --outfile=dist/shim.mjs
  *
  * Environment contract:
