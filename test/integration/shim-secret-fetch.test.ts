@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -9,6 +8,7 @@ import { LOCALHOST_VARS } from '../../shared/domain/inventory.ts';
 import { DEFAULT_MASK } from '../../shared/domain/redaction.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
 import { useMoto } from '../support/moto.ts';
+import { shimProcess } from '../support/shim-process.ts';
 
 /**
  * The task shim fetching a run's own secrets itself (RW_SECRET_REFS) from moto
@@ -19,7 +19,6 @@ import { useMoto } from '../support/moto.ts';
  */
 const moto = useMoto();
 const repo = resolve(import.meta.dirname, '../..');
-const shimSource = join(repo, 'runners/shim/main.ts');
 const playbook = join(repo, 'test/fixtures/playbooks/print-secret.yml');
 const SECRET = 'per-run-pw-canary-5e1d';
 const NAME = 'remote-worker/test/runs/run-fetch/db_password';
@@ -46,27 +45,18 @@ const spec: TaskSpec = {
   timeoutSeconds: 120,
 };
 
-async function shim(refs: string): Promise<{ code: number | null; out: string; record: unknown }> {
-  const resultDir = mkdtempSync(join(scratch, 'result-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', shimSource], {
-    cwd: repo,
-    env: {
+const shim = (refs: string) =>
+  shimProcess(
+    {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: scratch,
       ...moto().env(),
       RW_TASK: JSON.stringify(spec),
       RW_SECRET_REFS: refs,
-      RW_RESULT_DIR: resultDir,
       RW_TMP_DIR: scratch,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-  const code = await new Promise<number | null>((done) => child.once('close', (c) => done(c)));
-  return { code, out, record: JSON.parse(readFileSync(join(resultDir, 'exit.json'), 'utf8')) };
-}
+    scratch,
+  );
 
 describe('the task shim fetching per-run secrets (moto Secrets Manager)', () => {
   it('reads each referenced secret into the variable the launcher named, and redacts it', async () => {
@@ -87,7 +77,7 @@ describe('the task shim fetching per-run secrets (moto Secrets Manager)', () => 
       'could not read secret remote-worker/test/runs/run-fetch/gone for RW_SECRET_0: ResourceNotFoundException',
     );
     expect(run.out).not.toContain('ansible-playbook exited');
-    expect(run.record).toMatchObject({ exitCode: 125 });
+    expect(run.exitRecord).toMatchObject({ exitCode: 125 });
   });
 
   it('refuses references that are not a map of variable names (exit 125)', async () => {
