@@ -105,7 +105,13 @@ export function applyNagSuppressions(stack: ControlPlaneStack): void {
   ack(
     runners.executionRole,
     secrets,
-    `${SECRETS_REASON}. ECS reads them with this role for per-run task definitions, right before the container starts`,
+    `${SECRETS_REASON}. ECS reads them with this role for the shared task-definition revisions, right before the container starts`,
+  );
+  ack(
+    runners.taskRole,
+    wildcard(secretArnsUnder(stack, runSecretsPrefix(stack.config.secretsPrefix))),
+    'The task shim reads its run’s own secrets (values minted at launch, passwords submitted with the run), ' +
+      'named after run ids unknown at deploy time: GetSecretValue only, under the runs/ prefix',
   );
   if (runners.pullsFromEcr) {
     ack(

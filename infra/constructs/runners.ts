@@ -14,6 +14,7 @@ import { type IGrantable, PolicyStatement, Role, ServicePrincipal } from 'aws-cd
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { runSecretsPrefix } from '../function-environment.ts';
 
 /** The runner image settings, in the order their task definitions are created. */
 export const RUNNER_IMAGE_SETTINGS = [
@@ -64,8 +65,11 @@ const ECR_IMAGE =
  * - the execution role ECS itself uses: write this log group, pull the runner
  *   images (their ECR repositories, or a registry-credentials secret), and read
  *   the secrets under the bindable prefix that per-run task definitions name;
- * - the task role the runner container gets: no permissions at all — the task
- *   shim fetches assets by URL and gets secrets as environment from ECS.
+ * - the task role the runner container gets: only GetSecretValue on the
+ *   per-run secrets prefix (`<secretsPrefix>runs/`), which the task shim reads
+ *   itself (RW_SECRET_REFS: values minted at launch or submitted with the
+ *   run); it fetches assets by URL and gets stored secrets as environment
+ *   from ECS.
  */
 export class Runners extends Construct {
   readonly cluster: Cluster;
@@ -104,8 +108,14 @@ export class Runners extends Construct {
     });
     this.taskRole = new Role(this, 'TaskRole', {
       assumedBy: ecsTasks(),
-      description: 'Role of the Remote Worker runner container: deliberately without permissions',
+      description: 'Role of the Remote Worker runner container: reads per-run secrets only',
     });
+    this.taskRole.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [secretArnsUnder(stack, runSecretsPrefix(props.secretsPrefix))],
+      }),
+    );
 
     this.logGroup.grantWrite(this.executionRole);
     this.executionRole.addToPrincipalPolicy(

@@ -5,7 +5,8 @@
  * the tool's output — redacted — to its own stdout.
  *
  * Depends on Node built-ins, shared/domain and zod/mini (the task spec's
- * schema) only, so it bundles to one file:
+ * schema) only — plus the Secrets Manager SDK, loaded only when
+ * RW_SECRET_REFS names something to fetch — so it bundles to one file:
  *   esbuild runners/shim/main.ts --bundle --platform=node --format=esm --outfile=dist/shim.mjs
  *
  * Environment contract:
@@ -27,6 +28,11 @@
  *   They may not set `PATH`, any `RW_*` variable, a variable the shim sets
  *   for the tool (`ANSIBLE_LOCAL_TEMP`, `NO_COLOR`, …) or a secret's variable:
  *   such a spec is refused (exit 125).
+ * - `RW_SECRET_REFS` (optional, JSON `{ "<env>": "<secret ARN or name>" }`):
+ *   per-run secrets (minted at launch, or passwords submitted with the run)
+ *   which the shim reads itself with Secrets Manager GetSecretValue (the task
+ *   role) into those variables before anything else reads the environment;
+ *   from then on they are treated exactly like the variables above.
  * - `RW_REDACT_ENV` (optional): comma-separated names of further variables
  *   whose values are redacted but stay in the tool's environment; the older
  *   way of saying `secretEnvNames`.
@@ -82,6 +88,7 @@ import { writeExitRecord } from './files.ts';
 import { failureOutcome, type Outcome, toolOutcome } from './outcome.ts';
 import { PreflightError, preflight } from './preflight.ts';
 import { runTool } from './run-tool.ts';
+import { withFetchedSecrets } from './secret-fetch.ts';
 import { requireSecretEnv, secretValues } from './secrets.ts';
 import { parseTaskSpec, taskSpecText } from './spec.ts';
 import { ToolStopping } from './stopping.ts';
@@ -110,7 +117,9 @@ export async function runShim(
   let outcome: Outcome;
   try {
     const spec = parseTaskSpec(taskSpecText(env));
-    const secrets = secretValues(spec, env);
+    // Per-run secrets the launcher could only name (RW_SECRET_REFS): fetched before anything reads the env.
+    const taskEnv = await withFetchedSecrets(env);
+    const secrets = secretValues(spec, taskEnv);
     let compiled: CompiledRedaction;
     try {
       compiled = compileRedaction(secrets);
@@ -121,11 +130,11 @@ export async function runShim(
       throw new ShimError('the redactor could not be built');
     }
     redact = (text) => compiled.redact(text);
-    requireSecretEnv(spec, env);
+    requireSecretEnv(spec, taskEnv);
     // Before any download or secret file: an image without the tool (or pywinrm) stops here, exit 127.
     // In container mode the tool is in the container, not on this host: its prologue checks it (127).
     await (env.RW_CONTAINER === undefined || env.RW_CONTAINER === ''
-      ? preflight(spec, env)
+      ? preflight(spec, taskEnv)
       : Promise.resolve()
     ).catch((error: unknown) => {
       throw error instanceof PreflightError ? new ShimError(error.message, error.exitCode) : error;
@@ -133,7 +142,7 @@ export async function runShim(
 
     workDir = mkdtempSync(join(env.RW_TMP_DIR ?? tmpdir(), 'rw-task-'));
     chmodSync(workDir, 0o700);
-    const result = await runTool(spec, workDir, env, compiled, {
+    const result = await runTool(spec, workDir, taskEnv, compiled, {
       say,
       write,
       signal: stopping.signal,

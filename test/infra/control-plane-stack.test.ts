@@ -419,17 +419,21 @@ describe.each(['dev', 'prod'])('ControlPlaneStack (%s)', (envName) => {
       );
     });
 
-    it('give the runner container a role without any permission', () => {
+    it('give the runner container a role that may only read the per-run secrets', () => {
+      // Item 1 changes this: the role had no permission at all; the shim now fetches its run's own secrets.
       const taskRoleId = idOf(s.stack.runners.taskRole);
       const role = resources[taskRoleId].Properties;
 
       expect(role.Policies).toBeUndefined();
       expect(role.ManagedPolicyArns).toBeUndefined();
-      expect(
-        ofType('AWS::IAM::Policy').filter(([, p]) =>
-          asArray(p.Properties.Roles).some((r: Json) => r.Ref === taskRoleId),
-        ),
-      ).toEqual([]);
+      const policies = ofType('AWS::IAM::Policy').filter(([, p]) =>
+        asArray(p.Properties.Roles).some((r: Json) => r.Ref === taskRoleId),
+      );
+      expect(policies).toHaveLength(1);
+      const statements = policies.flatMap(([, p]) => asArray(p.Properties.PolicyDocument.Statement));
+      expect(statements).toHaveLength(1);
+      expect(statements[0].Action).toBe('secretsmanager:GetSecretValue');
+      expect(flat(statements[0].Resource)).toContain(`:secret:${config.secretsPrefix}runs/*`);
     });
   });
 

@@ -14,9 +14,9 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EcsLauncherOptions, ecsNetworkFromSettings } from '../../shared/adapters/ecs/config.ts';
+import { RUN_ID_TAG } from '../../shared/adapters/ecs/handle.ts';
 import { EcsLauncher } from '../../shared/adapters/ecs/launcher.ts';
 import { describeSecretArn } from '../../shared/adapters/ecs/secret-arn.ts';
-import { RUN_ID_TAG } from '../../shared/adapters/ecs/task-definitions.ts';
 import type { S3AssetStore } from '../../shared/adapters/s3/asset-store.ts';
 import { SecretsManagerRunSecrets } from '../../shared/adapters/secrets-manager/run-secrets.ts';
 import { SecretsManagerSecretSource } from '../../shared/adapters/secrets-manager/secret-source.ts';
@@ -393,22 +393,29 @@ describe('EcsLauncher on moto', () => {
     expect(still?.status).toBe('ACTIVE');
   });
 
-  it('gives a run with submitted passwords a task definition of its own and deregisters it on cleanup', async () => {
+  it('registers no task definition for a run with submitted passwords: the task gets only their names (RW_SECRET_REFS)', async () => {
+    // What item 1 changes: such a run used to get a task definition of its own, deregistered at cleanup.
     const run: Run = {
       ...dispatchingRun({ secrets: [{ var: 'db_password', secret: 'db-admin' }] }),
       ephemeralSecrets: ['db_password'],
     };
     const ecsLauncher = launcher();
+    const from = sent.length;
 
     const handle = await ecsLauncher.launch({ run, image: IMAGE, redelivery: false });
-    const family = `remote-worker-run-${run.id}`;
-    expect((await describe1(handle))?.taskDefinitionArn).toMatch(new RegExp(`:task-definition/${family}:1$`));
-    // A redelivery reuses the run's revision instead of registering another.
-    expect(await ecsLauncher.launch({ run, image: IMAGE, redelivery: true })).toBe(handle);
-    await ecsLauncher.cleanup(handle, run);
+    const mine = sent.slice(from);
+    expect(mine.map((r) => r.command)).not.toContain('RegisterTaskDefinitionCommand');
+    expect((await describe1(handle))?.taskDefinitionArn).toMatch(new RegExp(`:task-definition/${FAMILY}:`));
+    const input = runTaskInputs().at(-1);
+    expect(input?.taskDefinition).toBe(FAMILY);
+    const environment = input?.overrides?.containerOverrides?.[0]?.environment ?? [];
+    const refs = environment.find((e) => e.name === 'RW_SECRET_REFS')?.value;
+    expect(JSON.parse(refs ?? '{}')).toEqual({ RW_SECRET_0: 'db-admin' });
+    for (const r of mine) expect(r.body).not.toContain(SECRET_VALUE);
 
+    await ecsLauncher.cleanup(handle, run);
     const { taskDefinitionArns } = await ecs.send(
-      new ListTaskDefinitionsCommand({ familyPrefix: family, status: 'ACTIVE' }),
+      new ListTaskDefinitionsCommand({ familyPrefix: `remote-worker-run-${run.id}` }),
     );
     expect(taskDefinitionArns).toEqual([]);
   });
@@ -448,12 +455,14 @@ describe('EcsLauncher on moto', () => {
     expect(await secretsOf(vmHandle)).toEqual([
       { name: 'RW_SSH_KEY', valueFrom: expect.stringMatching(/:secret:ssh-key-/) },
     ]);
-    const [dbSecret] = (await secretsOf(dbHandle)) ?? [];
-    expect(dbSecret).toEqual({
-      name: 'RW_DB_PASSWORD',
-      valueFrom: expect.stringContaining(`:secret:rw-test/runs/${dbRun.id}/RW_DB_PASSWORD`),
-    });
-    const minted = await secretsManager.send(new GetSecretValueCommand({ SecretId: dbSecret?.valueFrom }));
+    // The minted login is not in a task definition of the run's own: the task fetches it by ARN (RW_SECRET_REFS).
+    expect(await secretsOf(dbHandle)).toBeUndefined();
+    const dbEnv = runTaskInputs().at(-1)?.overrides?.containerOverrides?.[0]?.environment ?? [];
+    const dbRefs = JSON.parse(dbEnv.find((e) => e.name === 'RW_SECRET_REFS')?.value ?? '{}');
+    const dbSecret = { valueFrom: dbRefs.RW_DB_PASSWORD as string };
+    expect(Object.keys(dbRefs)).toEqual(['RW_DB_PASSWORD']);
+    expect(dbSecret.valueFrom).toContain(`:secret:rw-test/runs/${dbRun.id}/RW_DB_PASSWORD`);
+    const minted = await secretsManager.send(new GetSecretValueCommand({ SecretId: dbSecret.valueFrom }));
     expect(minted.SecretString).toBe(DB_PASSWORD);
 
     await launcher({ prepare, runSecrets }).cleanup(dbHandle, dbRun);
@@ -571,7 +580,7 @@ describe('EcsLauncher on moto', () => {
     }
   });
 
-  it("deregisters the run's own task definition when ECS refuses the RunTask for good", async () => {
+  it('registers no task definition of the run’s own when ECS refuses the RunTask for good', async () => {
     const refusing = new ECSClient(moto.clientConfig());
     refusing.middlewareStack.add(
       (next, context) => async (args) => {
@@ -585,7 +594,7 @@ describe('EcsLauncher on moto', () => {
       },
       { step: 'initialize', name: 'refuseRunTask' },
     );
-    // A run with its own secrets (a submitted password): only those have a revision to remove.
+    // A run with its own secrets (a submitted password): it used to get a revision, deregistered here.
     const run: Run = {
       ...dispatchingRun({ secrets: [{ var: 'db_password', secret: 'db-admin' }] }),
       ephemeralSecrets: ['db_password'],
@@ -604,7 +613,7 @@ describe('EcsLauncher on moto', () => {
       new ListTaskDefinitionsCommand({ familyPrefix: family, status: 'INACTIVE' }),
     );
     expect(active.taskDefinitionArns).toEqual([]);
-    expect(inactive.taskDefinitionArns).toHaveLength(1);
+    expect(inactive.taskDefinitionArns).toEqual([]);
   });
 
   it('lets the status sweep adopt a running task and forward a cancel request as StopTask', async () => {

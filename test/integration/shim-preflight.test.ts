@@ -1,13 +1,4 @@
-import { spawn } from 'node:child_process';
-import {
-  chmodSync,
-  copyFileSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -22,6 +13,7 @@ import {
 } from '../../runners/shim/preflight.ts';
 import { LOCALHOST_VARS } from '../../shared/domain/inventory.ts';
 import type { TaskSpec } from '../../shared/domain/task.ts';
+import { shimProcess } from '../support/shim-process.ts';
 
 /**
  * The shim's preflight: the real shim (TypeScript source through tsx) started
@@ -32,7 +24,6 @@ import type { TaskSpec } from '../../shared/domain/task.ts';
  */
 
 const repo = resolve(import.meta.dirname, '../..');
-const shimSource = join(repo, 'runners/shim/main.ts');
 const playbook = join(repo, 'test/fixtures/playbooks/echo-var.yml');
 
 let scratch: string;
@@ -73,28 +64,8 @@ function spec(overrides: Partial<TaskSpec> = {}): TaskSpec {
   };
 }
 
-async function runShim(
-  task: TaskSpec,
-  path: string,
-): Promise<{ code: number | null; out: string; exitRecord: unknown }> {
-  const resultDir = mkdtempSync(join(scratch, 'result-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', shimSource], {
-    cwd: repo,
-    env: {
-      PATH: path,
-      HOME: scratch,
-      RW_TASK: JSON.stringify(task),
-      RW_RESULT_DIR: resultDir,
-      RW_TMP_DIR: scratch,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-  const code = await new Promise<number | null>((done) => child.once('close', (c) => done(c)));
-  return { code, out, exitRecord: JSON.parse(readFileSync(join(resultDir, 'exit.json'), 'utf8')) };
-}
+const runShim = (task: TaskSpec, path: string) =>
+  shimProcess({ PATH: path, HOME: scratch, RW_TASK: JSON.stringify(task), RW_TMP_DIR: scratch }, scratch);
 
 const winrmHost = {
   ansible_host: '127.0.0.1',

@@ -106,3 +106,7 @@ export function parseStartedBy(startedBy: string | undefined): RunAttempt | unde
   const match = /^rw\/([A-Za-z0-9_-]+)\/(0|[1-9]\d{0,8})$/.exec(startedBy ?? '');
   return match?.[1] === undefined ? undefined : { runId: match[1], attempt: Number(match[2]) };
 }
+
+/** Tags on every task the ECS launcher starts. */
+export const RUN_ID_TAG = 'remote-worker:run-id';
+export const ATTEMPT_TAG = 'remote-worker:attempt';

@@ -15,23 +15,29 @@ import type { LogPage } from '../../ports/log-store.ts';
 import type { EcsLauncherOptions } from './config.ts';
 import { ecsError } from './errors.ts';
 import {
+  ATTEMPT_TAG,
   clientTokenFor,
   clusterName,
   formatEcsHandle,
   groupFor,
   parseEcsHandle,
+  RUN_ID_TAG,
   type RunAttempt,
   startedByFor,
 } from './handle.ts';
 import { ECS_OVERRIDES_MAX_CHARS, isTaskNotFound, overridesSize, runTaskFailure } from './run-task.ts';
 import {
   mayHaveMintedSecrets,
-  mayHaveOwnTaskDefinition,
+  perRunEnvsOf,
+  perRunSecretReferences,
   secretEnvNamesOf,
-  secretReferences,
+  storedSecretReferences,
 } from './secret-refs.ts';
 import { SharedSecretDefinitions } from './shared-definitions.ts';
-import { ATTEMPT_TAG, PerRunTaskDefinitions, RUN_ID_TAG } from './task-definitions.ts';
+
+/** Override variable naming the per-run secrets the task shim fetches itself (runners/shim/secret-fetch.ts). */
+const SECRET_REFS_ENV = 'RW_SECRET_REFS';
+
 import { ecsTaskStatus } from './task-outcome.ts';
 
 /** StopTask `reason`: up to 255 characters. */
@@ -54,9 +60,13 @@ const STOP_REASON_MAX = 255;
  * execution role right before the container starts; the control plane never
  * handles them. Stored secrets (the SSH key, the Portainer token, bound
  * secrets) use a shared revision per content hash (SharedSecretDefinitions),
- * registered once and reused; only a run with values minted for it gets a
- * revision of its own (family `<prefix><runId>`), which `cleanup`
- * deregisters. Runs without secrets use the configured task definition unchanged.
+ * registered once and reused. A run's own values — minted at launch, or
+ * passwords submitted with it — sit in the per-run secret store, and only
+ * their references (names or ARNs, never values) travel in the override
+ * `RW_SECRET_REFS`; the task shim reads them with its task role
+ * (GetSecretValue, per-run prefix only) into the same variables before the
+ * tool starts. So no run registers a task definition of its own. Runs
+ * without stored secrets use the configured task definition unchanged.
  *
  * Task spec. It travels in the `RW_TASK` override variable. Overrides are
  * limited to 8,192 characters; a larger spec is refused with
@@ -78,7 +88,6 @@ export class EcsLauncher implements Launcher {
   readonly backend = 'ecs' as const;
   readonly #o: EcsLauncherOptions;
   readonly #cluster: string;
-  readonly #definitions: PerRunTaskDefinitions;
   readonly #shared: SharedSecretDefinitions;
 
   constructor(options: EcsLauncherOptions) {
@@ -87,11 +96,6 @@ export class EcsLauncher implements Launcher {
     }
     this.#o = options;
     this.#cluster = clusterName(options.cluster);
-    this.#definitions = new PerRunTaskDefinitions({
-      ecs: options.ecs,
-      containerName: options.containerName,
-      familyPrefix: options.perRunFamilyPrefix,
-    });
     this.#shared = new SharedSecretDefinitions({
       ecs: options.ecs,
       containerName: options.containerName,
@@ -126,6 +130,10 @@ export class EcsLauncher implements Launcher {
 
     const prepared = await this.#o.prepare(run, known);
     const { spec } = prepared;
+    const secretEnvs = secretEnvNamesOf(spec);
+    const perRunEnvs = perRunEnvsOf(run, prepared, secretEnvs);
+    const storedEnvs = secretEnvs.filter((env) => !perRunEnvs.has(env));
+    const perRunRefs = await perRunSecretReferences(this.#o, run, prepared, [...perRunEnvs]);
     const overrides: TaskOverride = {
       containerOverrides: [
         {
@@ -133,6 +141,7 @@ export class EcsLauncher implements Launcher {
           environment: [
             { name: 'RW_TASK', value: JSON.stringify(spec) },
             { name: 'RW_RUN_ID', value: run.id },
+            ...(perRunEnvs.size === 0 ? [] : [{ name: SECRET_REFS_ENV, value: JSON.stringify(perRunRefs) }]),
           ],
         },
       ],
@@ -144,7 +153,7 @@ export class EcsLauncher implements Launcher {
       );
     }
 
-    const taskDefinition = await this.#taskDefinitionFor(run, baseDefinition, prepared);
+    const taskDefinition = await this.#taskDefinitionFor(baseDefinition, prepared, storedEnvs);
 
     const n = this.#o.network;
     let tasks: Task[] | undefined;
@@ -186,28 +195,20 @@ export class EcsLauncher implements Launcher {
   }
 
   /**
-   * The shared task definition when the run needs no secret; the shared
-   * revision carrying the secret references when every secret is a stored one
-   * (SSH key, Portainer token, bound secrets); a revision of its own only for
-   * a run with values minted for it.
+   * The configured task definition when the run needs no stored secret, else
+   * the shared revision carrying the stored secrets' references (SSH key,
+   * Portainer token, bound secrets), one per content, registered once.
    */
-  async #taskDefinitionFor(run: Run, baseDefinition: string, prepared: PreparedTask): Promise<string> {
-    const secretEnvs = secretEnvNamesOf(prepared.spec);
-    if (secretEnvs.length === 0) return baseDefinition;
-    const references = await secretReferences(this.#o, run, prepared, secretEnvs);
-    // Submitted passwords are stored per run: a shared revision for them would be one per run, never removed.
-    const own =
-      (run.ephemeralSecrets?.length ?? 0) > 0 ||
-      secretEnvs.some((env) => prepared.secretRefs[env] === undefined);
-    return own
-      ? this.#definitions.register(run, baseDefinition, references)
-      : this.#shared.revisionFor(baseDefinition, references);
+  async #taskDefinitionFor(baseDefinition: string, prepared: PreparedTask, storedEnvs: readonly string[]) {
+    if (storedEnvs.length === 0) return baseDefinition;
+    const references = await storedSecretReferences(this.#o, prepared, storedEnvs);
+    return this.#shared.revisionFor(baseDefinition, references);
   }
 
   /**
    * A launch that failed for good settles the run without a handle, so no
-   * cleanup will ever run for it: deregister its own task definition now. A
-   * retryable failure keeps it for the next attempt to reuse.
+   * cleanup will ever run for it: delete the values minted for it now. A
+   * retryable failure keeps them for the next attempt to overwrite.
    */
   async #abandon(run: Run, error: Error): Promise<Error> {
     if (error instanceof LaunchRejectedError) {
@@ -264,15 +265,14 @@ export class EcsLauncher implements Launcher {
   }
 
   /**
-   * Deregister the run's own task definition revisions and delete the values
-   * minted for it, if it had any; nothing else is left behind.
+   * Delete the values minted for the run, if it had any; nothing else is left
+   * behind (shared revisions stay for the next run; submitted passwords are
+   * deleted by the run's end, as for every backend).
    */
   async cleanup(_handle: string, run: Run): Promise<void> {
     if (this.#o.runSecrets !== undefined && mayHaveMintedSecrets(run)) {
       await this.#o.runSecrets.deleteFor(run.id);
     }
-    // Only a run's own secrets make it a task definition of its own; shared revisions stay for the next run.
-    if (mayHaveOwnTaskDefinition(run)) await this.#definitions.deregister(run.id);
   }
 
   #parse(handle: string) {

@@ -13,14 +13,6 @@ const MAY_REFERENCE_SECRETS: ReadonlySet<Run['kind']> = new Set([...MINTING_KIND
 export const mayHaveMintedSecrets = (run: Run): boolean =>
   MINTING_KINDS.has(run.kind) || run.managedAccount !== undefined;
 
-/**
- * The run's secrets may be its own — minted at launch, or plaintext passwords
- * submitted with it and kept in the per-run store — so it may have a task
- * definition revision of its own (stored secrets use shared revisions).
- */
-export const mayHaveOwnTaskDefinition = (run: Run): boolean =>
-  mayHaveMintedSecrets(run) || (run.ephemeralSecrets?.length ?? 0) > 0;
-
 /** The run may reference secrets. */
 export const mayReferenceSecrets = (run: Run): boolean =>
   run.secrets.length > 0 || MAY_REFERENCE_SECRETS.has(run.kind);
@@ -37,35 +29,76 @@ export function secretEnvNamesOf(spec: PreparedTask['spec']): string[] {
 }
 
 /**
- * `valueFrom` for each secret env: the ARN of the stored secret it names, or
- * of a per-run secret holding a value minted for this run. No value is ever
- * put in a RunTask request (see EcsLauncher).
+ * The secret envs whose values belong to this run alone: values minted at
+ * launch (no stored secret names them) and plaintext passwords submitted with
+ * the run (kept in the per-run store, listed in `ephemeralSecrets`). The task
+ * shim fetches these itself (RW_SECRET_REFS), so no run needs a task
+ * definition of its own; every other secret env names a stored secret.
+ */
+export function perRunEnvsOf(
+  run: Pick<Run, 'ephemeralSecrets'>,
+  prepared: PreparedTask,
+  envs: readonly string[],
+): Set<string> {
+  const submitted = new Set(run.ephemeralSecrets ?? []);
+  const submittedEnvs = new Set(
+    prepared.spec.secretVars.filter((v) => submitted.has(v.var)).map((v) => v.env),
+  );
+  return new Set(envs.filter((env) => prepared.secretRefs[env] === undefined || submittedEnvs.has(env)));
+}
+
+/**
+ * `valueFrom` for each stored secret env: the ARN of the stored secret it
+ * names, for a task-definition `secrets` entry. No value is ever put in a
+ * RunTask request (see EcsLauncher).
  *
  * @example
- * const refs = await secretReferences({ secretArn, runSecrets }, run, prepared, secretEnvNamesOf(prepared.spec));
- * // [{ name: 'RW_SECRET_0', valueFrom: 'arn:aws:secretsmanager:…:secret:db-admin-AbCdEf' }]
+ * const refs = await storedSecretReferences({ secretArn }, prepared, ['RW_SSH_KEY']);
+ * // [{ name: 'RW_SSH_KEY', valueFrom: 'arn:aws:secretsmanager:…:secret:rw/ssh-key-AbCdEf' }]
  */
-export async function secretReferences(
-  deps: {
-    readonly secretArn: (name: string) => Promise<string>;
-    readonly runSecrets?: RunSecrets | undefined;
-  },
-  run: Run,
+export async function storedSecretReferences(
+  deps: { readonly secretArn: (name: string) => Promise<string> },
   prepared: PreparedTask,
   envs: readonly string[],
 ): Promise<Secret[]> {
   const secrets: Secret[] = [];
   for (const env of envs) {
     const name = prepared.secretRefs[env];
+    if (name === undefined)
+      throw new LaunchRejectedError(`The task expects secret ${env}, but nothing provides it`);
+    try {
+      secrets.push({ name: env, valueFrom: await deps.secretArn(name) });
+    } catch (error) {
+      if (error instanceof LaunchRejectedError || error instanceof LauncherUnavailableError) throw error;
+      throw new LaunchRejectedError(`Secret ${name} (for ${env}) could not be resolved to an ARN`, {
+        cause: error,
+      });
+    }
+  }
+  return secrets;
+}
+
+/**
+ * What the task shim fetches itself (`RW_SECRET_REFS`): env → the per-run
+ * secret's name (a submitted password, already stored at submit) or the ARN
+ * of a value minted now and put in the per-run store. References only, never
+ * a value: the map travels in the RunTask overrides.
+ *
+ * @example
+ * const refs = await perRunSecretReferences({ runSecrets }, run, prepared, ['KUBECONFIG']);
+ * // { KUBECONFIG: 'arn:aws:secretsmanager:…:secret:remote-worker/dev/runs/<runId>/KUBECONFIG-AbCdEf' }
+ */
+export async function perRunSecretReferences(
+  deps: { readonly runSecrets?: RunSecrets | undefined },
+  run: Run,
+  prepared: PreparedTask,
+  envs: readonly string[],
+): Promise<Record<string, string>> {
+  const refs: Record<string, string> = {};
+  for (const env of envs) {
+    const name = prepared.secretRefs[env];
     if (name !== undefined) {
-      try {
-        secrets.push({ name: env, valueFrom: await deps.secretArn(name) });
-      } catch (error) {
-        if (error instanceof LaunchRejectedError || error instanceof LauncherUnavailableError) throw error;
-        throw new LaunchRejectedError(`Secret ${name} (for ${env}) could not be resolved to an ARN`, {
-          cause: error,
-        });
-      }
+      refs[env] = name;
       continue;
     }
     const value = prepared.secretEnv[env];
@@ -76,7 +109,7 @@ export async function secretReferences(
         `Run ${run.id} needs ${env} minted at launch, but this ECS launcher has no per-run secret store`,
       );
     }
-    secrets.push({ name: env, valueFrom: await deps.runSecrets.put(run.id, env, value) });
+    refs[env] = await deps.runSecrets.put(run.id, env, value);
   }
-  return secrets;
+  return refs;
 }

@@ -99,10 +99,9 @@ export async function describeBase(ecs: ECSClient, name: string): Promise<TaskDe
  * runs therefore makes no RegisterTaskDefinition per run (its rate limit is
  * low), and nothing is left to deregister when a run ends.
  *
- * Values minted for one run (checked-out passwords, token-prepared
- * kubeconfigs) are per-run secrets with their own ARNs; those runs keep a
- * task definition of their own (PerRunTaskDefinitions), because ECS takes
- * secret references only from a task definition.
+ * Values of one run alone (checked-out passwords, token-prepared
+ * kubeconfigs, submitted passwords) never get here: the task shim fetches
+ * them itself from the per-run store (RW_SECRET_REFS, see EcsLauncher).
  *
  * @example
  * const shared = new SharedSecretDefinitions({ ecs, containerName: 'runner' });

@@ -2,10 +2,8 @@ import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secre
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CallCounter } from '../../../../bench/support/call-counter.ts';
 import { describeSecretArn } from '../../../../shared/adapters/ecs/secret-arn.ts';
-import { mayHaveOwnTaskDefinition } from '../../../../shared/adapters/ecs/secret-refs.ts';
 import { sharedFamily } from '../../../../shared/adapters/ecs/shared-definitions.ts';
 import { LaunchRejectedError } from '../../../../shared/domain/errors.ts';
-import { newRun, type Run } from '../../../../shared/domain/run.ts';
 import { useMoto } from '../../../support/moto.ts';
 
 const moto = useMoto();
@@ -66,22 +64,5 @@ describe('sharedFamily', () => {
       sharedFamily('rw-run-', 'rw-ansible', 'runner', [{ ...ssh, valueFrom: `${ssh.valueFrom}d` }]),
     ]);
     expect(names.size).toBe(6);
-  });
-});
-
-describe('mayHaveOwnTaskDefinition', () => {
-  const run = (patch: Partial<Run>): Run => ({
-    ...newRun(
-      { id: 'r', kind: 'vm', targetId: 't', asset: 'a.yml', requestedBy: 'alice', timeoutSeconds: 60 },
-      new Date().toISOString(),
-    ),
-    ...patch,
-  });
-
-  it('is false for a VM run whose secrets are all stored, true with submitted passwords or minted material', () => {
-    expect(mayHaveOwnTaskDefinition(run({ secrets: [{ var: 'p', secret: 'db-admin' }] }))).toBe(false);
-    expect(mayHaveOwnTaskDefinition(run({ ephemeralSecrets: ['p'] }))).toBe(true);
-    expect(mayHaveOwnTaskDefinition(run({ kind: 'database_play' }))).toBe(true);
-    expect(mayHaveOwnTaskDefinition(run({ managedAccount: 'root' }))).toBe(true);
   });
 });

@@ -3,8 +3,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   mayHaveMintedSecrets,
   mayReferenceSecrets,
+  perRunEnvsOf,
+  perRunSecretReferences,
   secretEnvNamesOf,
-  secretReferences,
+  storedSecretReferences,
 } from '../../../../shared/adapters/ecs/secret-refs.ts';
 import { SecretsManagerRunSecrets } from '../../../../shared/adapters/secrets-manager/run-secrets.ts';
 import { LaunchRejectedError } from '../../../../shared/domain/errors.ts';
@@ -48,7 +50,32 @@ describe('mayHaveMintedSecrets and mayReferenceSecrets', () => {
   });
 });
 
-describe('secretReferences on moto', () => {
+describe('perRunEnvsOf', () => {
+  it('names minted values and submitted passwords, not stored secrets', () => {
+    const spec = {
+      secretVars: [
+        { var: 'db_password', env: 'RW_SECRET_0' },
+        { var: 'ansible_password', env: 'RW_SECRET_1' },
+      ],
+    };
+    const p = prepared(spec, {
+      secretRefs: {
+        RW_SECRET_0: 'db-admin',
+        RW_SECRET_1: 'remote-worker/test/runs/r/ansible_password',
+        RW_SSH_KEY: 'rw/ssh-key',
+      },
+      secretEnv: { KUBECONFIG: 'apiVersion: v1\n' },
+    });
+    const envs = ['RW_SECRET_0', 'RW_SECRET_1', 'RW_SSH_KEY', 'KUBECONFIG'];
+    expect([...perRunEnvsOf({ ephemeralSecrets: ['ansible_password'] }, p, envs)]).toEqual([
+      'RW_SECRET_1',
+      'KUBECONFIG',
+    ]);
+    expect([...perRunEnvsOf({}, p, envs)]).toEqual(['KUBECONFIG']);
+  });
+});
+
+describe('secret references on moto', () => {
   const moto = useMoto();
   let runSecrets: SecretsManagerRunSecrets;
   const secretArn = async (name: string) =>
@@ -61,29 +88,32 @@ describe('secretReferences on moto', () => {
     });
   });
 
-  it('references stored secrets by ARN and stores minted values as per-run secrets', async () => {
-    const refs = await secretReferences(
-      { secretArn, runSecrets },
-      run('cluster_play', 'run-minted'),
-      prepared(
-        {},
-        {
-          secretRefs: { RW_SECRET_0: 'db-admin' },
-          secretEnv: { KUBECONFIG: 'apiVersion: v1\nkind: Config\n' },
-        },
-      ),
-      ['RW_SECRET_0', 'KUBECONFIG'],
+  it('references stored secrets by ARN; stores minted values as per-run secrets and passes only their ARN', async () => {
+    const p = prepared(
+      {},
+      {
+        secretRefs: { RW_SECRET_0: 'db-admin', RW_SECRET_1: 'remote-worker/test/runs/run-minted/pw' },
+        secretEnv: { KUBECONFIG: 'apiVersion: v1\nkind: Config\n' },
+      },
     );
+    const stored = await storedSecretReferences({ secretArn }, p, ['RW_SECRET_0']);
+    expect(stored).toEqual([
+      {
+        name: 'RW_SECRET_0',
+        valueFrom: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:db-admin-AbCdEf',
+      },
+    ]);
 
-    expect(refs[0]).toEqual({
-      name: 'RW_SECRET_0',
-      valueFrom: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:db-admin-AbCdEf',
-    });
-    expect(refs[1]?.name).toBe('KUBECONFIG');
-    expect(refs[1]?.valueFrom).toMatch(
+    const perRun = await perRunSecretReferences({ runSecrets }, run('cluster_play', 'run-minted'), p, [
+      'RW_SECRET_1',
+      'KUBECONFIG',
+    ]);
+    // A submitted password is already stored under its name; a minted value is stored now.
+    expect(perRun.RW_SECRET_1).toBe('remote-worker/test/runs/run-minted/pw');
+    expect(perRun.KUBECONFIG).toMatch(
       /^arn:aws:secretsmanager:.*:secret:remote-worker\/test\/runs\/run-minted\//,
     );
-    expect(JSON.stringify(refs)).not.toContain('apiVersion');
+    expect(JSON.stringify(perRun)).not.toContain('apiVersion');
     await runSecrets.deleteFor('run-minted');
   });
 
@@ -92,18 +122,18 @@ describe('secretReferences on moto', () => {
       throw new Error('ResourceNotFoundException');
     };
 
-    await expect(secretReferences({ secretArn }, run(), prepared({}), ['RW_SECRET_9'])).rejects.toThrow(
+    await expect(storedSecretReferences({ secretArn }, prepared({}), ['RW_SECRET_9'])).rejects.toThrow(
+      'The task expects secret RW_SECRET_9, but nothing provides it',
+    );
+    await expect(perRunSecretReferences({}, run(), prepared({}), ['RW_SECRET_9'])).rejects.toThrow(
       'The task expects secret RW_SECRET_9, but nothing provides it',
     );
     await expect(
-      secretReferences({ secretArn }, run(), prepared({}, { secretEnv: { KUBECONFIG: 'x' } }), [
-        'KUBECONFIG',
-      ]),
+      perRunSecretReferences({}, run(), prepared({}, { secretEnv: { KUBECONFIG: 'x' } }), ['KUBECONFIG']),
     ).rejects.toThrow(/has no per-run secret store/);
     await expect(
-      secretReferences(
+      storedSecretReferences(
         { secretArn: unresolvable },
-        run(),
         prepared({}, { secretRefs: { RW_SECRET_0: 'gone' } }),
         ['RW_SECRET_0'],
       ),
