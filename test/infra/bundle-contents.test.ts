@@ -85,6 +85,7 @@ describe('Lambda bundle contents', () => {
     'ListRuns',
     'GetRun',
     'GetBatch',
+    'GetDiscovery',
   ])('%s holds the DynamoDB client and no other', (name) => {
     expect(awsClients(name)).toEqual(['@aws-sdk/client-dynamodb']);
   });
@@ -93,8 +94,12 @@ describe('Lambda bundle contents', () => {
     expect(awsClients(name)).toEqual(['@aws-sdk/client-s3']);
   });
 
-  it.each(['GetOpenapi', 'GetDiscovery', 'RefreshDiscovery'])('%s holds no AWS SDK client', (name) => {
-    expect(awsClients(name)).toEqual([]);
+  it('GetOpenapi holds no AWS SDK client', () => {
+    expect(awsClients('GetOpenapi')).toEqual([]);
+  });
+
+  it('RefreshDiscovery, a refresher, holds the EC2 client beside the DynamoDB one it writes the cache with', () => {
+    expect(awsClients('RefreshDiscovery')).toEqual(['@aws-sdk/client-dynamodb', '@aws-sdk/client-ec2']);
   });
 
   it.each(['SubmitRun', 'SubmitBatch', 'RetryBatch', 'SettleDeadLetters', 'EcsTaskStateChange'])(

@@ -11,8 +11,10 @@ import { useMoto } from '../support/moto.ts';
  * figure itself is bench/aws-calls.ts). The design minimum is 11 calls:
  * submit 4 (target, asset HEAD, run write, dispatch message), dispatch 4
  * (claim, target, RunTask, `launched` write), status 2 (one write per ECS
- * event), read 1. Reached here: 14 — dispatch also HEADs the asset when it
- * presigns the task's read URL (S3AssetStore.grantRead), and each ECS event
+ * event), read 1. Reached here: 15 — dispatch takes a token from the ECS launch
+ * budget the dispatcher containers share (one conditional UpdateItem on the
+ * runs table, shared/adapters/dynamodb/launch-budget.ts), it also HEADs the
+ * asset when it presigns the task's read URL (S3AssetStore.grantRead), and each ECS event
  * still reads the run before its conditional write. A container's first run
  * also pays DescribeSecret and the shared task definition revision (found or
  * registered) once.
@@ -35,13 +37,13 @@ describe('AWS calls per ECS VM run with an SSH key (moto)', () => {
   }, 60_000);
   afterAll(() => rig?.close());
 
-  it('counts 14 calls per run once the container is warm: submit 4, dispatch 5, each status event 2, read 1', async () => {
+  it('counts 15 calls per run once the container is warm: submit 4, dispatch 6 (with the launch-budget take), each status event 2, read 1', async () => {
     const first = await rig.ecsLifecycle(1);
     // First run in a fresh container: the SSH key's ARN and the shared revision are looked up once.
     expect(byOp(first.phases.dispatch)).toEqual({
       'DynamoDB.GetItem': 1,
       'DynamoDB.PutItem': 1,
-      'DynamoDB.UpdateItem': 1,
+      'DynamoDB.UpdateItem': 2,
       'ECS.DescribeTaskDefinition': 2,
       'ECS.RegisterTaskDefinition': 1,
       'ECS.RunTask': 1,
@@ -58,11 +60,11 @@ describe('AWS calls per ECS VM run with an SSH key (moto)', () => {
       'S3.HeadObject': 1,
       'SQS.SendMessage': 1,
     });
-    // The claim is one UpdateItem returning the run; no ListTasks on a first delivery; no per-run task definition.
+    // The claim is one UpdateItem returning the run, the budget take another; no ListTasks on a first delivery; no per-run task definition.
     expect(byOp(phases.dispatch)).toEqual({
       'DynamoDB.GetItem': 1,
       'DynamoDB.PutItem': 1,
-      'DynamoDB.UpdateItem': 1,
+      'DynamoDB.UpdateItem': 2,
       'ECS.RunTask': 1,
       'S3.HeadObject': 1,
     });
@@ -73,7 +75,7 @@ describe('AWS calls per ECS VM run with an SSH key (moto)', () => {
       });
     }
     expect(byOp(phases['GET /runs/{id}'])).toEqual({ 'DynamoDB.GetItem': 1 });
-    expect(total(phases)).toBe(14);
+    expect(total(phases)).toBe(15);
   }, 60_000);
 
   it('launches a 50-run burst of AWS VM runs with no task definition registered, listed or removed per run', async () => {

@@ -13,6 +13,7 @@ import { makeSubmitRun } from '../../functions/api/submit-run.ts';
 import { makeDispatchRuns } from '../../functions/dispatcher/dispatch-runs.ts';
 import { makeEcsTaskStateChange } from '../../functions/status-sync/ecs-task-state-change.ts';
 import { awslogsStreamName, CloudWatchLogReader } from '../../shared/adapters/cloudwatch-logs/log-reader.ts';
+import { DynamoLaunchBudgets } from '../../shared/adapters/dynamodb/launch-budget.ts';
 import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
 import { DynamoTargetStore } from '../../shared/adapters/dynamodb/target-store.ts';
 import { ecsNetworkFromSettings } from '../../shared/adapters/ecs/config.ts';
@@ -23,6 +24,7 @@ import { S3AssetStore } from '../../shared/adapters/s3/asset-store.ts';
 import { SqsWorkQueue } from '../../shared/adapters/sqs/work-queue.ts';
 import { prepareTask } from '../../shared/app/task-prep.ts';
 import { buildAwsDeps } from '../../shared/composition/aws.ts';
+import { buildLaunchGate } from '../../shared/composition/launch-budget.ts';
 import { runTableDefinition } from '../../shared/domain/run-table.ts';
 import { apiGatewayAuthenticator } from '../../shared/http/api-gateway-auth.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
@@ -185,6 +187,12 @@ export async function ecsCallRig(
     assets,
     logs: runLogs,
     dispatchQueue: new SqsWorkQueue({ client: clients.sqs, queueUrl: dispatchQueueUrl }),
+    // The ECS launch budget, shared through the runs table as deployed: its take is counted too.
+    launchBudget: buildLaunchGate(
+      base.settings,
+      { account: '123456789012', region: 'us-east-1' },
+      new DynamoLaunchBudgets({ client: clients.dynamodb, tableName: names.table }),
+    ),
     launchers:
       relayFor === undefined
         ? { ecs: ecsLauncher }

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** A sustained launch rate per second; 0 turns that backend's budget off. */
 const perSecond = (fallback: number) => z.number().min(0).max(10_000).default(fallback);
