@@ -88,7 +88,7 @@ export async function buildLocal({ force = false } = {}) {
     target: 'node22',
     external: EXTERNAL,
     // CommonJS dependencies (yaml) require() Node's built-ins: give the bundle a require, as build:relay does.
-    inject: ['runners/relay/node-require.ts'],
+    inject: ['runners/shim/node-require.ts'],
     mainFields: ['module', 'main'],
     sourcemap: 'linked',
     metafile: true,

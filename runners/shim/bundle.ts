@@ -6,7 +6,8 @@ import { type BuildOptions, buildSync } from 'esbuild';
  * it: `npm run build:shim` (its command line is {@link SHIM_ESBUILD_ARGS},
  * test/runners/shim-entrypoint.test.ts keeps the two equal), the CDK stack
  * staging the runner images' build context, and the image tests. The bundle
- * is plain JavaScript with no dependency outside Node, built once on the host
+ * is plain JavaScript with no dependency outside Node (the Secrets Manager
+ * client is bundled in, loaded only when a run's own secrets are fetched), built once on the host
  * and copied into every image and architecture (the Dockerfiles'
  * `COPY dist/shim.mjs /opt/remote-worker/shim.mjs`).
  *
@@ -16,6 +17,8 @@ import { type BuildOptions, buildSync } from 'esbuild';
 export const SHIM_ENTRY = 'runners/shim/main.ts';
 /** Where `npm run build:shim` writes the bundle, relative to the repository root; the Dockerfiles copy it from there. */
 export const SHIM_BUNDLE = 'dist/shim.mjs';
+/** Gives CommonJS dependencies bundled into the ES module a `require` for Node built-ins. */
+const SHIM_REQUIRE_SHIM = 'runners/shim/node-require.ts';
 /** Node 22.19 is the oldest runtime the images carry (AbortSignal.any, fetch). */
 const SHIM_TARGET = 'node22';
 
@@ -25,6 +28,9 @@ export const SHIM_ESBUILD_ARGS: readonly string[] = [
   '--platform=node',
   '--format=esm',
   `--target=${SHIM_TARGET}`,
+  // The AWS SDK (read per-run secrets, secret-fetch.ts): its ESM builds, and a `require` for CJS dependencies.
+  '--main-fields=module,main',
+  `--inject:${SHIM_REQUIRE_SHIM}`,
   `--outfile=${SHIM_BUNDLE}`,
 ];
 
@@ -35,6 +41,8 @@ export const shimBuildOptions = (repoRoot: string, outfile: string): BuildOption
   platform: 'node',
   format: 'esm',
   target: SHIM_TARGET,
+  mainFields: ['module', 'main'],
+  inject: [SHIM_REQUIRE_SHIM],
   outfile,
   logLevel: 'warning',
 });

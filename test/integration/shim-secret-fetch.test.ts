@@ -1,5 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -23,6 +24,15 @@ const playbook = join(repo, 'test/fixtures/playbooks/print-secret.yml');
 const SECRET = 'per-run-pw-canary-5e1d';
 const NAME = 'remote-worker/test/runs/run-fetch/db_password';
 
+/** The esbuild arguments of package.json's build:shim, but its --outfile. */
+const SHIM_BUILD_ARGS =
+  (
+    JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  ).scripts['build:shim']
+    ?.split(' ')
+    .slice(1)
+    .filter((a) => !a.startsWith('--outfile=')) ?? [];
+
 let scratch: string;
 
 beforeAll(async () => {
@@ -45,7 +55,7 @@ const spec: TaskSpec = {
   timeoutSeconds: 120,
 };
 
-const shim = (refs: string) =>
+const shim = (refs: string, bundle?: string) =>
   shimProcess(
     {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -56,6 +66,7 @@ const shim = (refs: string) =>
       RW_TMP_DIR: scratch,
     },
     scratch,
+    bundle,
   );
 
 describe('the task shim fetching per-run secrets (moto Secrets Manager)', () => {
@@ -67,6 +78,25 @@ describe('the task shim fetching per-run secrets (moto Secrets Manager)', () => 
     expect(run.code).toBe(0);
     expect(run.out).not.toContain(SECRET);
     expect(run.out).toContain(`the password is ${DEFAULT_MASK}`);
+  });
+
+  it('does the same from the bundle the runner images run (npm run build:shim: the SDK is bundled in)', async () => {
+    const bundle = join(scratch, 'shim.mjs');
+    const built = spawnSync(
+      join(repo, 'node_modules/.bin/esbuild'),
+      [...SHIM_BUILD_ARGS, `--outfile=${bundle}`],
+      {
+        cwd: repo,
+        encoding: 'utf8',
+      },
+    );
+    expect(built.status, built.stderr).toBe(0);
+
+    const run = await shim(JSON.stringify({ RW_SECRET_0: NAME }), bundle);
+
+    expect(run.out).toContain('ansible-playbook exited with code 0');
+    expect(run.code).toBe(0);
+    expect(run.out).not.toContain(SECRET);
   });
 
   it('stops before the tool (exit 125) when a secret cannot be read, naming the reference and not a value', async () => {

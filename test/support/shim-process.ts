@@ -6,7 +6,7 @@ const repo = resolve(import.meta.dirname, '../..');
 const shimSource = join(repo, 'runners/shim/main.ts');
 
 /**
- * The task shim as a real process (runners/shim/main.ts through tsx) with
+ * The task shim as a real process (runners/shim/main.ts through tsx, or a bundle of it) with
  * exactly `env` plus `RW_RESULT_DIR` (a new directory under `scratch`):
  * answers its exit code, its combined output and its exit.json.
  *
@@ -16,9 +16,12 @@ const shimSource = join(repo, 'runners/shim/main.ts');
 export async function shimProcess(
   env: Record<string, string>,
   scratch: string,
+  /** A bundled shim (what the runner images run) instead of the source through tsx. */
+  bundle?: string,
 ): Promise<{ code: number | null; out: string; exitRecord: unknown }> {
   const resultDir = mkdtempSync(join(scratch, 'result-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', shimSource], {
+  const args = bundle === undefined ? ['--import', 'tsx', shimSource] : [bundle];
+  const child = spawn(process.execPath, args, {
     cwd: repo,
     env: { ...env, RW_RESULT_DIR: resultDir },
     stdio: ['ignore', 'pipe', 'pipe'],
