@@ -10,7 +10,6 @@ import {
   makeEcsTaskStateChange,
 } from '../../functions/status-sync/ecs-task-state-change.ts';
 import { RelayAgent } from '../../runners/relay/agent.ts';
-import { CloudClusterAuth } from '../../shared/adapters/cluster-auth/cluster-auth.ts';
 import { FileRunSecretStore, withRunSecrets } from '../../shared/adapters/local/run-secrets.ts';
 import { FileSecretSource } from '../../shared/adapters/local/secret-source.ts';
 import { RelayLauncher } from '../../shared/adapters/relay/relay-launcher.ts';
@@ -32,8 +31,10 @@ import { loadSettings, type Settings, selectedRunners } from '../../shared/confi
 import { isTerminal, type Runner } from '../../shared/domain/run.ts';
 import type { HttpHandler } from '../../shared/http/handler.ts';
 import { newId } from '../../shared/lib/ids.ts';
+import { onFirstUse } from '../../shared/lib/on-first-use.ts';
 import type { Clock } from '../../shared/ports/clock.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
+import type { ClusterAuth } from '../../shared/ports/cluster-auth.ts';
 import type { Executor } from '../../shared/ports/executor.ts';
 import type { Launchers } from '../../shared/ports/launcher.ts';
 import type { Logger } from '../../shared/ports/logger.ts';
@@ -169,7 +170,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
           : { dockerVolumes: settings.local_docker_volumes }),
       });
 
-  const clusterAuth = new CloudClusterAuth({ clock });
+  const clusterAuth = lazyClusterAuth(clock);
   const credentials = lazyPasswordSafe(settings, secrets);
   const discovery = buildDiscovery({ settings, env, clock, logger });
   const material = {
@@ -338,4 +339,17 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
       db.close();
     },
   };
+}
+
+/**
+ * Kubeconfig token preparation (the EKS signer, the Azure and Google token
+ * providers, a YAML parser), loaded the first time a Kubernetes run is
+ * prepared rather than at every start.
+ */
+function lazyClusterAuth(clock: Clock): ClusterAuth {
+  const auth = onFirstUse(async () => {
+    const { CloudClusterAuth } = await import('../../shared/adapters/cluster-auth/cluster-auth.ts');
+    return new CloudClusterAuth({ clock });
+  });
+  return { prepare: async (target, stored) => (await auth()).prepare(target, stored) };
 }

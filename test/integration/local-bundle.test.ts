@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -90,5 +90,31 @@ describe('the local-mode bundle', () => {
     expect(health.status).toBe(200);
     expect(put.status).toBe(201);
     expect(run.status).toBe(202);
+  });
+
+  it('loads no cloud SDK and no kubeconfig token code at start: those are dynamic imports', () => {
+    // The modules `node dist/local/local.mjs` loads before any dynamic import(), from esbuild's metafile.
+    type Output = {
+      imports: { path: string; kind: string; external?: boolean }[];
+      inputs: Record<string, unknown>;
+    };
+    const meta = JSON.parse(readFileSync(join(REPO, 'dist/local/meta.json'), 'utf8')) as {
+      outputs: Record<string, Output>;
+    };
+    const reached = new Set<string>();
+    const visit = (path: string) => {
+      if (reached.has(path)) return;
+      reached.add(path);
+      for (const i of meta.outputs[path]?.imports ?? []) if (i.kind === 'import-statement') visit(i.path);
+    };
+    visit('dist/local/local.mjs');
+    const sources = [...reached].flatMap((path) => Object.keys(meta.outputs[path]?.inputs ?? {}));
+
+    expect(reached.size).toBeGreaterThan(1);
+    expect(sources).toContain('bin/local-mode/local-mode.ts');
+    expect(sources.filter((s) => s.includes('/cluster-auth/'))).toEqual([]);
+    expect([...reached].filter((p) => /^@(aws-sdk|smithy|azure|google-cloud|kubernetes)\//.test(p))).toEqual(
+      [],
+    );
   });
 });

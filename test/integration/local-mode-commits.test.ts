@@ -119,6 +119,24 @@ describe('local mode: durable SQLite commits per run', () => {
       ]);
     }
   });
+  it('makes three durable commits over a whole run: the submit, the relay claim and the terminal write', async () => {
+    // The relay's `running` and the log lines commit without an fsync; the terminal write fsyncs them with it.
+    const { id, before } = await submitOne();
+    await waitStarted(id);
+    let state = '';
+    for (let i = 0; i < 400 && state !== 'succeeded'; i++) {
+      const res = await fetch(`${local.url}/runs/${id}`, { headers });
+      state = ((await res.json()) as { state: string }).state;
+      if (state !== 'succeeded') await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(state).toBe('succeeded');
+
+    expect(counter.durableCommits().slice(before)).toEqual([
+      ['INSERT INTO runs', 'INSERT INTO messages'],
+      ['UPDATE runs SET'],
+      ['UPDATE runs SET'],
+    ]);
+  });
 });
 
 describe('SqliteRunStore.createRun with a message to enqueue', () => {

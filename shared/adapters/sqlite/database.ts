@@ -144,14 +144,38 @@ function migrate(db: SqliteDatabase): void {
 export function commitWithoutFsync<T>(db: SqliteDatabase, write: () => T): T {
   // Inside a caller's transaction the caller's commit decides (and SQLite refuses the pragma there).
   if (db.inTransaction) return write();
-  const previous = db.pragma('synchronous', { simple: true }) as number;
-  if (previous !== SYNCHRONOUS_FULL) return db.transaction(write).immediate();
-  db.pragma('synchronous = NORMAL');
+  const sync = synchronousStatements(db);
+  if (sync.level.get() !== SYNCHRONOUS_FULL) return db.transaction(write).immediate();
+  sync.normal.run();
   try {
     return db.transaction(write).immediate();
   } finally {
-    db.pragma('synchronous = FULL');
+    sync.full.run();
   }
 }
 
 const SYNCHRONOUS_FULL = 2;
+
+type SynchronousStatements = {
+  readonly level: Database.Statement<[], number>;
+  readonly normal: Database.Statement<[]>;
+  readonly full: Database.Statement<[]>;
+};
+const synchronousByConnection = new WeakMap<SqliteDatabase, SynchronousStatements>();
+
+/**
+ * The three `synchronous` pragmas, prepared once per connection: `db.pragma()` compiles its statement on
+ * every call, and a run's unsynced commits issue three each.
+ */
+function synchronousStatements(db: SqliteDatabase): SynchronousStatements {
+  let statements = synchronousByConnection.get(db);
+  if (statements === undefined) {
+    statements = {
+      level: db.prepare<[], number>('PRAGMA synchronous').pluck(),
+      normal: db.prepare<[]>('PRAGMA synchronous = NORMAL'),
+      full: db.prepare<[]>('PRAGMA synchronous = FULL'),
+    };
+    synchronousByConnection.set(db, statements);
+  }
+  return statements;
+}

@@ -3,27 +3,30 @@ import { isRelayOwner } from '../../domain/run.ts';
 
 /**
  * Whether a run write may commit without an fsync (database.ts
- * `commitWithoutFsync`): the steps a local-runner run takes between its
- * durable submit and the relay's claim — the dispatcher's claim and launch
- * intent (`dispatching`) and its "launched" — which nobody outside the
- * process has been told about and nothing outside it has acted on. The
- * relay's claim, the write right before its executor starts, stays durable,
- * and its fsync makes every earlier frame of the WAL durable with it (SQLite
- * recovers a WAL only up to its first missing frame, so a power cut can only
- * take a suffix of commits away). What a power cut takes is redone: the
- * dispatch message's lease went with it, so the message comes back and the
- * idempotent dispatcher resumes from whatever state survived. A kill -9
- * loses nothing either way (committed pages are in the OS cache).
+ * `commitWithoutFsync`). A power cut only ever takes a suffix of the WAL
+ * away (SQLite recovers it up to its first missing frame) and every durable
+ * commit fsyncs the frames before it, so a deferred write is lost only
+ * together with everything after it: the run falls back to a state it was
+ * durably in, one a kill -9 a moment earlier would also have left. That is
+ * harmless for a write nothing outside the process has acted on:
+ * - a local-runner run's steps between its durable submit and the relay's
+ *   claim — the dispatcher's claim and launch intent (`dispatching`) and its
+ *   "launched" —, which nobody outside the process has been told about: the
+ *   dispatch message's lease went with them, so it comes back and the
+ *   idempotent dispatcher resumes. The relay's claim, the write right before
+ *   its executor starts, stays durable and fsyncs them with it;
+ * - the relay's `running`, written after the executor started: losing it
+ *   leaves the run claimed by the relay, as a crash between the executor's
+ *   start and that write does, and the executor died with the machine; the
+ *   run's terminal write, durable, fsyncs it with it.
+ * A kill -9 loses nothing either way (committed pages are in the OS cache).
  *
- * Never deferred: a run with a cancel request (a client was answered), a run
- * a relay owns, any other runner (the launch intent precedes a cloud call),
- * and every other state (terminal states, `running`).
+ * Never deferred: a run with a cancel request (a client was answered), any
+ * other runner (the launch intent precedes a cloud call), and every other
+ * state (terminal states above all).
  */
 export function mayDeferFsync(run: Run): boolean {
-  return (
-    (run.state === 'dispatching' || run.state === 'launched') &&
-    run.runner === 'local' &&
-    run.cancelRequested !== true &&
-    !isRelayOwner(run.owner)
-  );
+  if (run.runner !== 'local' || run.cancelRequested === true) return false;
+  if (run.state === 'running') return isRelayOwner(run.owner);
+  return (run.state === 'dispatching' || run.state === 'launched') && !isRelayOwner(run.owner);
 }

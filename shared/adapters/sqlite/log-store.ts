@@ -9,7 +9,7 @@ import {
   type LogStream,
   logPageSize,
 } from '../../ports/log-store.ts';
-import type { SqliteDatabase } from './database.ts';
+import { commitWithoutFsync, type SqliteDatabase } from './database.ts';
 
 interface LineRow {
   readonly seq: number;
@@ -54,15 +54,16 @@ export class SqliteLogStore implements LogStore {
     if (lines.length === 0) return;
     const now = this.#clock.now();
     // IMMEDIATE: reading MAX(seq) and inserting after it must not interleave with another writer.
-    this.#db
-      .transaction(() => {
-        let seq = this.#lastSeq.get(runId) ?? 0;
-        for (const line of lines) {
-          seq += 1;
-          this.#insert.run(runId, seq, line.at ?? now, line.stream, line.text);
-        }
-      })
-      .immediate();
+    // No fsync of its own: the next durable commit (at the latest the run's terminal write, which the
+    // relay makes after its last append) fsyncs these WAL frames with it, and a power cut that takes
+    // them takes the run's later states too — the executor writing them died with the machine.
+    commitWithoutFsync(this.#db, () => {
+      let seq = this.#lastSeq.get(runId) ?? 0;
+      for (const line of lines) {
+        seq += 1;
+        this.#insert.run(runId, seq, line.at ?? now, line.stream, line.text);
+      }
+    });
   }
 
   async read(runId: string, options: { cursor?: string; limit?: number } = {}): Promise<LogPage> {
