@@ -157,7 +157,7 @@ export async function relayRig(
     },
     /** The dispatcher's send through RelayLauncher, with the target it read when `withTarget`. */
     send: (run: Run, withTarget = true) =>
-      launcher.launch({ run, image: IMAGE, ...(withTarget ? { target } : {}) }),
+      launcher.launch({ run, image: IMAGE, ...(withTarget ? { known: { target } } : {}) }),
     /** The dispatcher's `launched` write after its send, as dispatchRun makes it. */
     launched: (run: Run, handle: string) =>
       settleRun(

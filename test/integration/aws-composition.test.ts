@@ -218,7 +218,14 @@ describe('Lambda handlers in AWS mode', () => {
     );
     expect(launched).toMatchObject({ id: run.id, state: 'launched' });
     const relayMessages = await receiveAll(relayQueueUrl);
-    expect(relayMessages.map((m) => JSON.parse(m.Body ?? ''))).toEqual([{ runId: run.id }]);
+    // The relay message carries the run's plan with the target dispatch read (ids, names, an address: no secret).
+    expect(relayMessages.map((m) => JSON.parse(m.Body ?? ''))).toMatchObject([
+      {
+        runId: run.id,
+        attempt: 1,
+        plan: { kind: 'vm', targetId: 'web-1', asset: 'hello/site.yml', target: { id: 'web-1' } },
+      },
+    ]);
   });
 
   /** Submit through the API and hand the run's message to the dispatcher, as Lambda's SQS event source would. */

@@ -212,12 +212,12 @@ describe('cloud VM discovery in the deployed stack (EC2 and DynamoDB on moto)', 
     );
     const env = tasks[0]?.overrides?.containerOverrides?.[0]?.environment ?? [];
     const spec = JSON.parse(env.find((e) => e.name === 'RW_TASK')?.value ?? '{}');
-    // The discovered VM's private address is the host; the key is a reference in the run's own task definition.
+    // The discovered VM's private address is the host; the key is a reference in the shared revision that carries it.
     const listed = answer(await getDiscovery(request('GET /discovery'), context));
     const address = listed.body.vms.find((v: any) => v.cloudId === ids.web)?.privateAddress;
     expect(address).toMatch(/^10\./);
     expect(JSON.stringify(spec)).toContain(address);
-    expect(tasks[0]?.taskDefinitionArn).toContain(`:task-definition/rw-discovery-run-${run.id}:`);
+    expect(tasks[0]?.taskDefinitionArn).toMatch(/:task-definition\/rw-discovery-run-shared-[0-9a-f]{16}:1$/);
     const { taskDefinition } = await ecs.send(
       new DescribeTaskDefinitionCommand({ taskDefinition: tasks[0]?.taskDefinitionArn ?? '' }),
     );
