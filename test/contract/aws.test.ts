@@ -60,7 +60,7 @@ const dynamoRunStore = async () => {
 };
 runStoreContract('dynamodb (moto)', dynamoRunStore);
 runClaimContract('dynamodb (moto)', dynamoRunStore);
-runAdvanceContract('dynamodb (moto)', dynamoRunStore);
+runAdvanceContract('dynamodb (moto)', dynamoRunStore, { repeatCountsAsAdvanced: true });
 
 targetStoreContract('dynamodb (moto)', async () => {
   const client = oneRequestAtATime(new DynamoDBClient(moto().clientConfig()));

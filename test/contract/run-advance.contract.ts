@@ -65,7 +65,12 @@ const exited = (order: number, s = 4): RunAdvance => ({
  * @example
  * runAdvanceContract('sqlite', makeStore);
  */
-export function runAdvanceContract(name: string, makeStore: () => Promise<RunStoreFixture>): void {
+export function runAdvanceContract(
+  name: string,
+  makeStore: () => Promise<RunStoreFixture>,
+  /** DynamoDB: the SDK repeats a write whose response was lost, and the repeat finds its own advance. */
+  options: { readonly repeatCountsAsAdvanced: boolean },
+): void {
   describe(`RunStore.advanceRun contract: ${name}`, () => {
     let fixture: RunStoreFixture;
     let store: RunStore;
@@ -101,6 +106,16 @@ export function runAdvanceContract(name: string, makeStore: () => Promise<RunSto
       const listed = await store.listRuns({ state: 'failed', limit: 100 });
       expect(listed.runs.find((r) => r.id === launched.id)).toEqual(afterExit);
       expect((await store.listActiveRuns(100)).map((r) => r.id)).not.toContain(launched.id);
+    });
+
+    it('answers the same advance sent again (an SDK retry) with the advanced run and writes nothing more', async () => {
+      const launched = await launchedRun(store, 1);
+      const first = await store.advanceRun(launched.id, running(2));
+      const again = await store.advanceRun(launched.id, running(2));
+      const expected = advancedRun(launched, running(2));
+      expect(first).toEqual({ advanced: true, run: expected });
+      expect(again).toEqual({ advanced: options.repeatCountsAsAdvanced, run: expected });
+      expect(await store.getRun(launched.id)).toEqual(expected);
     });
 
     it('takes any order on a task recorded without one', async () => {

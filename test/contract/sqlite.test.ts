@@ -46,7 +46,7 @@ for (const [kind, open] of [
   };
   runStoreContract(`sqlite (${kind})`, runStore);
   runClaimContract(`sqlite (${kind})`, runStore);
-  runAdvanceContract(`sqlite (${kind})`, runStore);
+  runAdvanceContract(`sqlite (${kind})`, runStore, { repeatCountsAsAdvanced: false });
   targetStoreContract(`sqlite (${kind})`, async () => {
     const db = open();
     return { targets: new SqliteTargetStore({ db }), cleanup: async () => void db.close() };
