@@ -83,7 +83,8 @@ printCallTable(one, burst, BURST);
  * - dispatch 4: the claim (one conditional write returning the run and recording the intent),
  *   read the target, RunTask, the `launched` write (the SSH key rides on the shared task
  *   definition revision: no per-run task definition, DescribeSecret cached per container);
- * - status 2: one write per ECS event (RUNNING, STOPPED);
+ * - status 2: one write per ECS event (RUNNING, STOPPED) — reached: each is one conditional
+ *   UpdateItem with no read before it (RunStore.advanceRun, shared/adapters/dynamodb/run-advance.ts);
  * - read 1: GET /runs/{id}.
  */
 const FLOOR = { submit: 4, dispatch: 4, status: 2, read: 1 };

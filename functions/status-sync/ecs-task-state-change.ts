@@ -1,3 +1,4 @@
+import type { RunAttempt } from '../../shared/adapters/ecs/handle.ts';
 import { formatEcsHandle } from '../../shared/adapters/ecs/handle.ts';
 import {
   decideTaskEvent,
@@ -6,15 +7,17 @@ import {
   type EcsTaskStateChangeEvent,
   isRecordedTask,
   parseTaskEvent,
+  type TaskEventDetail,
   taskEventHandle,
   taskEventStatus,
 } from '../../shared/adapters/ecs/task-event.ts';
 import { endOnBackend, endRun } from '../../shared/app/credentials.ts';
 import type { AppDeps } from '../../shared/app/deps.ts';
-import { applyBackendStatus } from '../../shared/app/sync-backends.ts';
+import { applyBackendStatus, backendAdvance } from '../../shared/app/sync-backends.ts';
 import { lambdaHandler } from '../../shared/composition/lambda.ts';
 import { DomainError, NotFoundError } from '../../shared/domain/errors.ts';
 import { amend, isTerminal, type Run } from '../../shared/domain/run.ts';
+import type { BackendStatus } from '../../shared/ports/launcher.ts';
 
 /**
  * The EventBridge rule for this handler: our cluster's task events, only for
@@ -47,9 +50,15 @@ export type EcsTaskStateChangeDeps = Pick<
  *   same attempt and (once recorded) the same task;
  * - the highest `detail.version` applied is kept in the run's launch handle
  *   (`…#v<version>`); an event at or below it is ignored;
- * - the move itself goes through `applyBackendStatus` inside `settleRun`:
- *   never backwards, never out of a terminal state, cancelled when the run
- *   had a cancel request;
+ * - a RUNNING or STOPPED event of the recorded task is first offered as one
+ *   conditional write with no read (RunStore.advanceRun, the move
+ *   `backendAdvance` names), which applies only where reading could not
+ *   decide otherwise: the same attempt and task at a lower version, no
+ *   cancel request, nothing to release at the run's end;
+ * - any other event, or one the advance did not apply to, reads the run: the
+ *   move goes through `applyBackendStatus` inside `settleRun`: never
+ *   backwards, never out of a terminal state, cancelled when the run had a
+ *   cancel request;
  * - a STOPPED task's leftovers (a per-run task definition) are cleaned up,
  *   also on a duplicate, so a failed cleanup is retried with the event.
  * A task the dispatcher started but crashed before recording is adopted here.
@@ -72,38 +81,17 @@ export function makeEcsTaskStateChange(
     const status = taskEventStatus(detail, deps.containerName);
     const version = detail.version;
 
-    // Set by the change function (the last call counts: it may be retried). settleRun does not
-    // call it at all for a terminal run.
-    const result: { outcome: EcsEventOutcome } = { outcome: 'terminal' };
-    let settled: Run;
-    try {
-      // endRun: a stopped task's account is checked in before the run's end is recorded.
-      settled = await endRun(deps, owner.runId, (run) => {
-        result.outcome = decideTaskEvent(run, owner, detail);
-        if (result.outcome !== 'applied') return run;
-        const launch = {
-          backend: 'ecs' as const,
-          intentAt: run.launch?.intentAt ?? deps.clock.now(),
-          handle: formatEcsHandle(taskEventHandle(detail)),
-        };
-        const next = status === undefined ? run : applyBackendStatus(run, status, deps.clock.now(), launch);
-        if (next !== run) return next;
-        // No move, but a newer version: remember it so an older event cannot pass for news.
-        if (launch.handle === run.launch?.handle) {
-          result.outcome = 'stale';
-          return run;
-        }
-        result.outcome = 'recorded';
-        return amend(run, deps.clock.now(), { launch });
-      });
-    } catch (error) {
-      if (error instanceof NotFoundError) {
-        log.warn('ecs event for an unknown run ignored', { runId: owner.runId, taskArn: detail.taskArn });
-        return 'unknown_run';
-      }
-      throw error;
+    // The common case, one conditional write and no read: the recorded task moves on (advanceRun).
+    const advanced = await advanceFromEvent(deps, owner, detail, status);
+    const decided =
+      advanced === undefined
+        ? await readAndSettle(deps, owner, detail, status)
+        : { settled: advanced, outcome: 'applied' as const };
+    if (decided === undefined) {
+      log.warn('ecs event for an unknown run ignored', { runId: owner.runId, taskArn: detail.taskArn });
+      return 'unknown_run';
     }
-    const { outcome } = result;
+    const { settled, outcome } = decided;
 
     if (detail.lastStatus === 'STOPPED' && isTerminal(settled.state) && isRecordedTask(settled, detail)) {
       await cleanup(deps, settled);
@@ -118,6 +106,73 @@ export function makeEcsTaskStateChange(
     });
     return outcome;
   };
+}
+
+/**
+ * The event decided on the run as read (endRun: a stopped task's account is
+ * checked in before the run's end is recorded). Undefined: no such run.
+ */
+async function readAndSettle(
+  deps: EcsTaskStateChangeDeps,
+  owner: RunAttempt,
+  detail: TaskEventDetail,
+  status: BackendStatus | undefined,
+): Promise<{ settled: Run; outcome: EcsEventOutcome } | undefined> {
+  // Set by the change function (the last call counts: it may be retried). settleRun does not
+  // call it at all for a terminal run.
+  const result: { outcome: EcsEventOutcome } = { outcome: 'terminal' };
+  try {
+    const settled = await endRun(deps, owner.runId, (run) => {
+      result.outcome = decideTaskEvent(run, owner, detail);
+      if (result.outcome !== 'applied') return run;
+      const launch = {
+        backend: 'ecs' as const,
+        intentAt: run.launch?.intentAt ?? deps.clock.now(),
+        handle: formatEcsHandle(taskEventHandle(detail)),
+      };
+      const next = status === undefined ? run : applyBackendStatus(run, status, deps.clock.now(), launch);
+      if (next !== run) return next;
+      // No move, but a newer version: remember it so an older event cannot pass for news.
+      if (launch.handle === run.launch?.handle) {
+        result.outcome = 'stale';
+        return run;
+      }
+      result.outcome = 'recorded';
+      return amend(run, deps.clock.now(), { launch });
+    });
+    return { settled, outcome: result.outcome };
+  } catch (error) {
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * The event as a blind advance (RunStore.advanceRun), when it reports a move
+ * (RUNNING, or STOPPED with its exit) with a version: the store applies it
+ * only to a run on the event's attempt with the event's task recorded at a
+ * lower version, no cancel request and nothing to release at its end — the
+ * run endRun would settle exactly so. Undefined when it did not apply (a
+ * duplicate, an out-of-order or adopting event, a run holding an account):
+ * the caller reads the run and decides as before.
+ */
+async function advanceFromEvent(
+  deps: EcsTaskStateChangeDeps,
+  owner: RunAttempt,
+  detail: TaskEventDetail,
+  status: BackendStatus | undefined,
+): Promise<Run | undefined> {
+  const move = status === undefined ? undefined : backendAdvance(status);
+  if (move === undefined || detail.version === undefined) return undefined;
+  const task = formatEcsHandle({ cluster: detail.clusterArn, taskArn: detail.taskArn });
+  const got = await deps.store.advanceRun(owner.runId, {
+    attempt: owner.attempt,
+    task,
+    order: detail.version,
+    at: deps.clock.now(),
+    ...move,
+  });
+  return got.advanced ? got.run : undefined;
 }
 
 async function cleanup(deps: EcsTaskStateChangeDeps, run: Run): Promise<void> {

@@ -8,6 +8,7 @@ import {
   transition,
 } from '../domain/run.ts';
 import type { BackendStatus } from '../ports/launcher.ts';
+import type { RunAdvance } from '../ports/run-store.ts';
 import { endOnBackend, endRun } from './credentials.ts';
 import type { AppDeps } from './deps.ts';
 
@@ -56,28 +57,57 @@ export function applyBackendStatus(
     case 'running':
       return RANK[run.state] < RANK.running ? transition(launched(run), 'running', at, patch) : run;
     case 'exited': {
-      const succeeded = status.exitCode === 0 && status.reason === undefined;
+      const end = exitEnd(status, run.cancelRequested);
       const exit = status.exitCode === undefined ? {} : { exitCode: status.exitCode };
-      const options = (reason: string | undefined) => ({
-        ...(reason === undefined ? {} : { reason }),
+      return transition(launched(run), end.state, at, {
+        ...(end.reason === undefined ? {} : { reason: end.reason }),
         patch: { ...patch.patch, ...exit },
       });
-      if (run.cancelRequested && !succeeded) {
-        return transition(launched(run), 'cancelled', at, options('Cancelled; the task was stopped'));
-      }
-      if (succeeded) return transition(launched(run), 'succeeded', at, options(undefined));
-      const reason =
-        status.reason ??
-        (status.exitCode === undefined
-          ? 'The task ended without an exit code'
-          : `The task exited with code ${status.exitCode}`);
-      return transition(launched(run), 'failed', at, options(capitalise(reason)));
     }
     case 'missing':
       return run.cancelRequested
         ? transition(run, 'cancelled', at, { reason: `Cancelled; ${status.reason}` })
         : transition(run, 'failed', at, { reason: capitalise(status.reason) });
   }
+}
+
+type Exit = Extract<BackendStatus, { state: 'exited' }>;
+
+/** How a task's exit ends its run, and why: the rule applyBackendStatus and backendAdvance share. */
+function exitEnd(status: Exit, cancelRequested: boolean): { state: RunState; reason?: string } {
+  const succeeded = status.exitCode === 0 && status.reason === undefined;
+  if (cancelRequested && !succeeded) return { state: 'cancelled', reason: 'Cancelled; the task was stopped' };
+  if (succeeded) return { state: 'succeeded' };
+  const reason =
+    status.reason ??
+    (status.exitCode === undefined
+      ? 'The task ended without an exit code'
+      : `The task exited with code ${status.exitCode}`);
+  return { state: 'failed', reason: capitalise(reason) };
+}
+
+/**
+ * An observation that moves a launched run forward, as the blind advance
+ * RunStore.advanceRun writes (one conditional write, no read): the same move
+ * applyBackendStatus makes of a run with no cancel request (advanceRun only
+ * applies to such a run). Undefined for an observation that moves no
+ * launched run (pending, self-reporting, missing): the caller reads.
+ *
+ * @example
+ * backendAdvance({ state: 'running' }); // { from: ['launched'], to: 'running' }
+ */
+export function backendAdvance(
+  status: BackendStatus,
+): Pick<RunAdvance, 'from' | 'to' | 'reason' | 'exitCode'> | undefined {
+  if (status.state === 'running') return { from: ['launched'], to: 'running' };
+  if (status.state !== 'exited') return undefined;
+  const end = exitEnd(status, false);
+  return {
+    from: ['launched', 'running'],
+    to: end.state,
+    ...(end.reason === undefined ? {} : { reason: end.reason }),
+    ...(status.exitCode === undefined ? {} : { exitCode: status.exitCode }),
+  };
 }
 
 export interface SyncBackendsOptions {

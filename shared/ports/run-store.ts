@@ -1,5 +1,5 @@
 import { encodeIdCursor } from '../domain/cursor.ts';
-import { type Run, type RunState, transition } from '../domain/run.ts';
+import { isTerminal, type Run, type RunState, transition } from '../domain/run.ts';
 import type { WorkQueue } from './work-queue.ts';
 
 export interface RunQuery {
@@ -127,6 +127,90 @@ export interface RunStore {
   claimRelayRun(runId: string, claim: RelayClaimRequest): Promise<RelayClaimResult>;
   /** Several runs in one read, strongly consistent (the relay's cancel watch); ids with no run are left out. */
   getRuns(ids: readonly string[]): Promise<readonly Run[]>;
+  /**
+   * A backend's report that a launched run moved forward, as ONE conditional
+   * write with no read before it: it applies only while {@link advanceApplies}
+   * holds for the stored run (in `from`, on the attempt, the same task at a
+   * lower order, no cancel request, nothing held that its end must release),
+   * and the run becomes {@link advancedRun}. Answers the run after the write
+   * and `advanced: true`; otherwise nothing changes and the stored run comes
+   * back (undefined: no such run), for the caller's read-modify-write path.
+   */
+  advanceRun(id: string, advance: RunAdvance): Promise<RunAdvanceResult>;
+}
+
+/**
+ * One backend observation of a launched run (RunStore.advanceRun). The run's
+ * launch handle is `<task>#v<order>` once an observation was applied (the
+ * ECS handle's convention: shared/adapters/ecs/handle.ts), and `<task>` before.
+ */
+export interface RunAdvance {
+  /** The attempt the observed task belongs to. */
+  readonly attempt: number;
+  /** The launch handle without its `#v<order>` suffix. */
+  readonly task: string;
+  /** The observation's order (ECS: the event's `detail.version`): it must be above the handle's. */
+  readonly order: number;
+  /** The states the run may be in (never a terminal one). */
+  readonly from: readonly RunState[];
+  readonly to: RunState;
+  readonly at: string;
+  readonly reason?: string;
+  readonly exitCode?: number;
+}
+
+export type RunAdvanceResult =
+  | { readonly advanced: true; readonly run: Run }
+  | { readonly advanced: false; readonly run: Run | undefined };
+
+const ORDER_SUFFIX = /#v(\d{1,15})$/;
+
+/** A launch handle's task (without the `#v<order>` suffix) and order. */
+export function handleOrder(handle: string): { readonly task: string; readonly order?: number } {
+  const suffix = ORDER_SUFFIX.exec(handle);
+  return suffix === null
+    ? { task: handle }
+    : { task: handle.slice(0, suffix.index), order: Number(suffix[1]) };
+}
+
+/**
+ * Whether the run's end would need nothing but its record written: no cancel
+ * request to honour, and no checkout, account hold or per-run secret to let
+ * go of first (shared/app/credentials.ts endRun). Only such a run may be
+ * advanced without reading it.
+ */
+export const advancesBlind = (run: Run): boolean =>
+  !isTerminal(run.state) &&
+  run.launch?.handle !== undefined &&
+  run.cancelRequested !== true &&
+  run.credentialLease === undefined &&
+  run.heldAccount === undefined &&
+  (run.ephemeralSecrets ?? []).length === 0;
+
+/** Whether `advance` applies to the stored run; every store's advanceRun checks exactly this. */
+export function advanceApplies(run: Run, advance: RunAdvance): boolean {
+  if (!advancesBlind(run) || !advance.from.includes(run.state) || run.attempt !== advance.attempt)
+    return false;
+  const recorded = handleOrder(run.launch?.handle ?? '');
+  return recorded.task === advance.task && (recorded.order === undefined || recorded.order < advance.order);
+}
+
+/**
+ * The run an advance makes: moved to `to` with the reason and exit code, its
+ * launch handle now at the advance's order. Every store's advanceRun writes
+ * exactly this (DynamoDB replays it on read: dynamodb/run-advance.ts).
+ *
+ * @example
+ * advancedRun(launchedRun, { attempt: 1, task: 'ecs:runs/arn…', order: 3, from: ['launched'], to: 'running', at });
+ */
+export function advancedRun(run: Run, advance: RunAdvance): Run {
+  if (run.launch === undefined) throw new RangeError(`Run ${run.id} has no launch record to advance`);
+  const launch = { ...run.launch, handle: `${advance.task}#v${advance.order}` };
+  const exit = advance.exitCode === undefined ? {} : { exitCode: advance.exitCode };
+  return transition(run, advance.to, advance.at, {
+    ...(advance.reason === undefined ? {} : { reason: advance.reason }),
+    patch: { launch, ...exit },
+  });
 }
 
 /** Who claims a run for dispatch, and when. */

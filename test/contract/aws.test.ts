@@ -10,6 +10,7 @@ import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
 import { DynamoTargetStore } from '../../shared/adapters/dynamodb/target-store.ts';
 import { SqsWorkQueue } from '../../shared/adapters/sqs/work-queue.ts';
 import { createRunTable, oneRequestAtATime, useMoto } from '../support/moto.ts';
+import { runAdvanceContract } from './run-advance.contract.ts';
 import { runClaimContract } from './run-claim.contract.ts';
 import { runStoreContract } from './run-store.contract.ts';
 import { targetStoreContract } from './target-store.contract.ts';
@@ -59,6 +60,7 @@ const dynamoRunStore = async () => {
 };
 runStoreContract('dynamodb (moto)', dynamoRunStore);
 runClaimContract('dynamodb (moto)', dynamoRunStore);
+runAdvanceContract('dynamodb (moto)', dynamoRunStore, { repeatCountsAsAdvanced: true });
 
 targetStoreContract('dynamodb (moto)', async () => {
   const client = oneRequestAtATime(new DynamoDBClient(moto().clientConfig()));

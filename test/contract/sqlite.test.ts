@@ -15,6 +15,7 @@ import { newRun, type Run, transition } from '../../shared/domain/run.ts';
 import type { Clock } from '../../shared/ports/clock.ts';
 import { LOG_PAGE_MAX_LINES } from '../../shared/ports/log-store.ts';
 import { logStoreContract } from './log-store.contract.ts';
+import { runAdvanceContract } from './run-advance.contract.ts';
 import { runClaimContract } from './run-claim.contract.ts';
 import { runStoreContract } from './run-store.contract.ts';
 import { targetStoreContract } from './target-store.contract.ts';
@@ -39,14 +40,13 @@ for (const [kind, open] of [
   ['file', fileDb],
   ['memory', memoryDb],
 ] as const) {
-  runStoreContract(`sqlite (${kind})`, async () => {
+  const runStore = async () => {
     const db = open();
     return { store: new SqliteRunStore({ db }), cleanup: async () => void db.close() };
-  });
-  runClaimContract(`sqlite (${kind})`, async () => {
-    const db = open();
-    return { store: new SqliteRunStore({ db }), cleanup: async () => void db.close() };
-  });
+  };
+  runStoreContract(`sqlite (${kind})`, runStore);
+  runClaimContract(`sqlite (${kind})`, runStore);
+  runAdvanceContract(`sqlite (${kind})`, runStore, { repeatCountsAsAdvanced: false });
   targetStoreContract(`sqlite (${kind})`, async () => {
     const db = open();
     return { targets: new SqliteTargetStore({ db }), cleanup: async () => void db.close() };

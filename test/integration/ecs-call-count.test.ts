@@ -11,11 +11,13 @@ import { useMoto } from '../support/moto.ts';
  * figure itself is bench/aws-calls.ts). The design minimum is 11 calls:
  * submit 4 (target, asset HEAD, run write, dispatch message), dispatch 4
  * (claim, target, RunTask, `launched` write), status 2 (one write per ECS
- * event), read 1. Reached here: 15 — dispatch takes a token from the ECS launch
+ * event), read 1. Reached here: 13 — dispatch takes a token from the ECS launch
  * budget the dispatcher containers share (one conditional UpdateItem on the
- * runs table, shared/adapters/dynamodb/launch-budget.ts), it also HEADs the
- * asset when it presigns the task's read URL (S3AssetStore.grantRead), and each ECS event
- * still reads the run before its conditional write. A container's first run
+ * runs table, shared/adapters/dynamodb/launch-budget.ts) and it also HEADs the
+ * asset when it presigns the task's read URL (S3AssetStore.grantRead). Each ECS
+ * event is one conditional UpdateItem with no read before it
+ * (RunStore.advanceRun, shared/adapters/dynamodb/run-advance.ts); the read
+ * replays the advances over the run's body. A container's first run
  * also pays DescribeSecret and the shared task definition revision (found or
  * registered) once.
  *
@@ -37,7 +39,7 @@ describe('AWS calls per ECS VM run with an SSH key (moto)', () => {
   }, 60_000);
   afterAll(() => rig?.close());
 
-  it('counts 15 calls per run once the container is warm: submit 4, dispatch 6 (with the launch-budget take), each status event 2, read 1', async () => {
+  it('counts 13 calls per run once the container is warm: submit 4, dispatch 6 (with the launch-budget take), each status event 1, read 1', async () => {
     const first = await rig.ecsLifecycle(1);
     // First run in a fresh container: the SSH key's ARN and the shared revision are looked up once.
     expect(byOp(first.phases.dispatch)).toEqual({
@@ -71,11 +73,12 @@ describe('AWS calls per ECS VM run with an SSH key (moto)', () => {
     for (const event of ['ECS RUNNING event', 'ECS STOPPED event']) {
       expect({ event, calls: byOp(phases[event]) }).toEqual({
         event,
-        calls: { 'DynamoDB.GetItem': 1, 'DynamoDB.PutItem': 1 },
+        // One conditional write, no read before it (RunStore.advanceRun).
+        calls: { 'DynamoDB.UpdateItem': 1 },
       });
     }
     expect(byOp(phases['GET /runs/{id}'])).toEqual({ 'DynamoDB.GetItem': 1 });
-    expect(total(phases)).toBe(15);
+    expect(total(phases)).toBe(13);
   }, 60_000);
 
   it('launches a 50-run burst of AWS VM runs with no task definition registered, listed or removed per run', async () => {

@@ -254,6 +254,11 @@ export async function awsRedelivery(moto: MotoServer, options: RedeliveryOptions
           if (got?.claimed === true) fire(container, id, 'claim');
           return got;
         },
+        // Never a step a crash is injected after (it only moves launched runs on).
+        async advanceRun(id, advance) {
+          alive();
+          return sharedStore.advanceRun(id, advance);
+        },
         async updateRun(run, expectedVersion) {
           alive();
           const before = await sharedStore.getRun(run.id);

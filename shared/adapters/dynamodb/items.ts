@@ -7,6 +7,7 @@ import {
 import { ValidationError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
 import { LIST_VALUE } from '../../domain/run-table.ts';
+import { advanceAttributes, withAdvances } from './advance-overlay.ts';
 import { withClaim } from './claim-overlay.ts';
 import { withRelayClaim } from './relay-claim-item.ts';
 
@@ -83,16 +84,18 @@ export function runItem(run: Run): Item {
     version: N(run.version),
     createdAt: S(run.createdAt),
     ...(run.batchId === undefined ? {} : { batchId: S(run.batchId) }),
+    ...advanceAttributes(run),
     body: S(body),
   };
 }
 
 /**
- * The run an item stands for: its body with a pending dispatch claim applied (claim-overlay.ts), then a
- * relay claim written since laid over that (relay-claim-item.ts).
+ * The run an item stands for: its body with a pending dispatch claim applied (claim-overlay.ts), the
+ * advances written since replayed (advance-overlay.ts), then a relay claim written since laid over that
+ * (relay-claim-item.ts).
  */
 export const runOf = (item: Item): Run =>
-  withRelayClaim(withClaim(JSON.parse(item.body?.S ?? 'null') as Run, item), item);
+  withRelayClaim(withAdvances(withClaim(JSON.parse(item.body?.S ?? 'null') as Run, item), item), item);
 
 interface CancellationReasonLike {
   readonly Code?: string | undefined;

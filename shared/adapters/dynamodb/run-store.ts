@@ -14,6 +14,8 @@ import {
   pageOf,
   type RelayClaimRequest,
   type RelayClaimResult,
+  type RunAdvance,
+  type RunAdvanceResult,
   type RunClaim,
   type RunPage,
   type RunQuery,
@@ -32,6 +34,7 @@ import {
   S,
 } from './items.ts';
 import { dynamoGetRuns, dynamoRelayClaim } from './relay-claim.ts';
+import { dynamoAdvanceRun } from './run-advance.ts';
 import { claimRun } from './run-claim.ts';
 import { oldestActiveRuns, queryRunList } from './run-queries.ts';
 import { chunkRuns, createIdempotent, transact } from './transactions.ts';
@@ -238,6 +241,11 @@ export class DynamoRunStore implements RunStore {
   /** One BatchGetItem per 100 ids. */
   getRuns(ids: readonly string[]): Promise<readonly Run[]> {
     return dynamoGetRuns(this.#t, ids);
+  }
+
+  /** One conditional UpdateItem returning the run, no read (run-advance.ts). */
+  advanceRun(id: string, advance: RunAdvance): Promise<RunAdvanceResult> {
+    return dynamoAdvanceRun(this.#t, id, advance);
   }
 
   async #insertOne(run: Run): Promise<void> {

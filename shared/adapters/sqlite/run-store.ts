@@ -9,11 +9,15 @@ import { checkLimit } from '../../domain/page-limit.ts';
 import { RUN_STATES, type Run, type RunState, TERMINAL_STATES } from '../../domain/run.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import {
+  advanceApplies,
+  advancedRun,
   type CreateRunOptions,
   claimedRun,
   pageOf,
   type RelayClaimRequest,
   type RelayClaimResult,
+  type RunAdvance,
+  type RunAdvanceResult,
   type RunClaim,
   type RunPage,
   type RunQuery,
@@ -304,6 +308,25 @@ export class SqliteRunStore implements RunStore {
 
   async getRuns(ids: readonly string[]): Promise<readonly Run[]> {
     return this.#getRuns(ids);
+  }
+
+  /** One IMMEDIATE transaction: the check (advanceApplies) and the write of advancedRun. */
+  async advanceRun(id: string, advance: RunAdvance): Promise<RunAdvanceResult> {
+    const write = (): RunAdvanceResult => {
+      const stored = this.#read(id);
+      if (stored === undefined || !advanceApplies(stored, advance)) return { advanced: false, run: stored };
+      const next = advancedRun(stored, advance);
+      this.#updateRun.run(
+        next.state,
+        next.batchId ?? null,
+        next.version,
+        JSON.stringify(next),
+        id,
+        stored.version,
+      );
+      return { advanced: true, run: next };
+    };
+    return this.#db.transaction(write).immediate();
   }
 
   #read(id: string): Run | undefined {

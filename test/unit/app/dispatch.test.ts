@@ -405,6 +405,12 @@ function scheduledStore(inner: RunStore, s: fc.Scheduler, writes: Map<string, Wr
       writes.get(run.id)?.push({ version: written.version, state: written.state });
       return written;
     },
+    advanceRun: async (id, advance) => {
+      await s.schedule(Promise.resolve(), `advanceRun ${id} → ${advance.to}`);
+      const got = await inner.advanceRun(id, advance);
+      if (got.advanced) writes.get(id)?.push({ version: got.run.version, state: got.run.state });
+      return got;
+    },
     claimRun: async (id, claim) => {
       await s.schedule(Promise.resolve(), `claimRun ${id} by ${claim.owner}`);
       const got = await inner.claimRun(id, claim);

@@ -179,6 +179,39 @@ describe('makeEcsTaskStateChange', () => {
     expect(await stored()).toMatchObject({ state: 'cancelled', exitCode: 143 });
   });
 
+  it('moves the recorded task on without reading the run; a cancel request or a held account is read first', async () => {
+    const reads: string[] = [];
+    const getRun = t.store.getRun.bind(t.store);
+    t.store.getRun = (id) => {
+      reads.push(id);
+      return getRun(id);
+    };
+    expect(await deliver({ lastStatus: 'RUNNING', version: 4 })).toBe('applied');
+    expect(await deliver({ lastStatus: 'STOPPED', version: 8, exitCode: 0 })).toBe('applied');
+    expect(reads).toEqual([]);
+    expect(await stored()).toMatchObject({
+      state: 'succeeded',
+      exitCode: 0,
+      launch: { handle: `${HANDLE}#v8` },
+    });
+
+    for (const [id, extra] of [
+      ['run-cancel', { cancelRequested: true }],
+      ['run-held', { heldAccount: 'acct-1' }],
+    ] as const) {
+      let other = await createQueuedRun(t.store, t.clock, { id });
+      other = await markLaunched(t.store, t.clock, other, { backend: 'ecs', handle: HANDLE });
+      await t.store.updateRun({ ...amend(other, t.clock.now(), {}), ...extra }, other.version);
+      reads.length = 0;
+      await t.handle(ecsEvent(id, { lastStatus: 'STOPPED', version: 8, exitCode: 143 }));
+      expect({ id, reads }).toEqual({ id, reads: [id] });
+      expect(await t.store.getRun(id)).toMatchObject({
+        state: id === 'run-cancel' ? 'cancelled' : 'failed',
+        exitCode: 143,
+      });
+    }
+  });
+
   it('cleans up on STOPPED, also when the event is a duplicate, so a failed cleanup is retried', async () => {
     await deliver({ lastStatus: 'STOPPED', version: 8, exitCode: 0 });
     await deliver({ lastStatus: 'STOPPED', version: 8, exitCode: 0 });
