@@ -241,7 +241,6 @@ describe('exactly once on ECS (moto)', () => {
       if (i % 4 !== 0) crashOnFirstLaunch.add(id);
     });
 
-    // Every message the submits put on the dispatch queue.
     // Every message the submits put on the dispatch queue (the loop ends once all are in; the window only bounds a
     // moto slowed down by a loaded machine).
     const receiveUntil = Date.now() + 60_000;
