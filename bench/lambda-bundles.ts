@@ -158,8 +158,8 @@ const TABLE: readonly Client[] = ['dynamodb'];
 const USES: Readonly<Record<string, readonly Client[]>> = {
   Healthz: [],
   GetOpenapi: [],
-  GetDiscovery: [],
-  RefreshDiscovery: [],
+  GetDiscovery: TABLE,
+  RefreshDiscovery: TABLE,
   PutTarget: TABLE,
   ListTargets: TABLE,
   GetTarget: TABLE,
