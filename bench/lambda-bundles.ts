@@ -16,10 +16,10 @@
  *   entry and its static imports, what a cold start pays before the handler
  *   runs; chunks behind an `import()` load when the code reaches them;
  * - first call: the first invocation on top of that, with a harmless event
- *   (an API request without an authorizer → 401, an empty SQS batch). The
- *   handlers build their composition on this first call, and a floor
- *   constructs its clients on its first call, so load + first call is the
- *   cold start's code cost on both sides. SDK clients make no call.
+ *   (an API request without an authorizer → 401, an empty SQS batch, a
+ *   scheduled event). The handlers build their composition on this first
+ *   call, and a floor constructs its clients on its first call, so load +
+ *   first call is the cold start's code cost on both sides. SDK clients make no call.
  * Figures are medians, round-robin over all bundles so load on the machine
  * spreads evenly. The machine is not Lambda: compare the ratios, not the
  * milliseconds.
@@ -55,11 +55,29 @@ const API_EVENT = {
   isBase64Encoded: false,
 };
 const SQS_EVENT = { Records: [] };
+/**
+ * EventBridge functions (status sync, reconciler, poller, scheduled refresh):
+ * a scheduled event. With nothing configured each returns or fails fast (the
+ * endpoint refuses), after building its composition: with code splitting, a
+ * function that is only imported would load none of it and look cheaper than
+ * it is.
+ */
+const SCHEDULED_EVENT = {
+  version: '0',
+  id: 'bench',
+  'detail-type': 'Scheduled Event',
+  source: 'aws.events',
+  account: '111111111111',
+  time: '2026-01-01T00:00:00Z',
+  region: 'eu-west-1',
+  resources: [],
+  detail: {},
+};
 
 /** Runs in the child: import, then (optionally) one invocation; prints the two durations. */
 const CHILD = `
 const [file, kind] = process.argv.slice(1);
-const events = { http: ${JSON.stringify(API_EVENT)}, sqs: ${JSON.stringify(SQS_EVENT)} };
+const events = { http: ${JSON.stringify(API_EVENT)}, sqs: ${JSON.stringify(SQS_EVENT)}, other: ${JSON.stringify(SCHEDULED_EVENT)} };
 const context = { functionName: 'bench', awsRequestId: 'bench', getRemainingTimeInMillis: () => 10000 };
 const t0 = performance.now();
 const mod = await import(file);
@@ -164,6 +182,7 @@ const USES: Readonly<Record<string, readonly Client[]>> = {
   GetOpenapi: [],
   GetDiscovery: TABLE,
   RefreshDiscovery: TABLE,
+  RefreshDiscoverySchedule: TABLE,
   PutTarget: TABLE,
   ListTargets: TABLE,
   GetTarget: TABLE,
