@@ -9,21 +9,25 @@
  *   npx tsx bench/lambda-bundles.ts          # 11 fresh processes per bundle
  *   BENCH_RUNS=31 npx tsx bench/lambda-bundles.ts
  *
- * Per bundle, in a fresh `node` process each time (so nothing is cached):
- * - load: `await import(bundle)` — what a cold start pays before the handler runs;
+ * Bundles are code-split as deployed: `index.mjs` with its chunks beside it
+ * under `chunks/`, the function's asset directory. Per bundle, in a fresh
+ * `node` process each time (so nothing is cached):
+ * - load: `await import('<dir>/index.mjs')`, as Lambda loads the handler — the
+ *   entry and its static imports, what a cold start pays before the handler
+ *   runs; chunks behind an `import()` load when the code reaches them;
  * - first call: the first invocation on top of that, with a harmless event
- *   (an API request without an authorizer → 401, an empty SQS batch). The
- *   handlers build their composition on this first call, and a floor
- *   constructs its clients on its first call, so load + first call is the
- *   cold start's code cost on both sides. SDK clients make no call.
+ *   (an API request without an authorizer → 401, an empty SQS batch, a
+ *   scheduled event). The handlers build their composition on this first
+ *   call, and a floor constructs its clients on its first call, so load +
+ *   first call is the cold start's code cost on both sides. SDK clients make no call.
  * Figures are medians, round-robin over all bundles so load on the machine
  * spreads evenly. The machine is not Lambda: compare the ratios, not the
  * milliseconds.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { esbuildOptionsFor } from '../infra/bundling.ts';
@@ -51,11 +55,29 @@ const API_EVENT = {
   isBase64Encoded: false,
 };
 const SQS_EVENT = { Records: [] };
+/**
+ * EventBridge functions (status sync, reconciler, poller, scheduled refresh):
+ * a scheduled event. With nothing configured each returns or fails fast (the
+ * endpoint refuses), after building its composition: with code splitting, a
+ * function that is only imported would load none of it and look cheaper than
+ * it is.
+ */
+const SCHEDULED_EVENT = {
+  version: '0',
+  id: 'bench',
+  'detail-type': 'Scheduled Event',
+  source: 'aws.events',
+  account: '111111111111',
+  time: '2026-01-01T00:00:00Z',
+  region: 'eu-west-1',
+  resources: [],
+  detail: {},
+};
 
 /** Runs in the child: import, then (optionally) one invocation; prints the two durations. */
 const CHILD = `
 const [file, kind] = process.argv.slice(1);
-const events = { http: ${JSON.stringify(API_EVENT)}, sqs: ${JSON.stringify(SQS_EVENT)} };
+const events = { http: ${JSON.stringify(API_EVENT)}, sqs: ${JSON.stringify(SQS_EVENT)}, other: ${JSON.stringify(SCHEDULED_EVENT)} };
 const context = { functionName: 'bench', awsRequestId: 'bench', getRemainingTimeInMillis: () => 10000 };
 const t0 = performance.now();
 const mod = await import(file);
@@ -158,8 +180,9 @@ const TABLE: readonly Client[] = ['dynamodb'];
 const USES: Readonly<Record<string, readonly Client[]>> = {
   Healthz: [],
   GetOpenapi: [],
-  GetDiscovery: [],
-  RefreshDiscovery: [],
+  GetDiscovery: TABLE,
+  RefreshDiscovery: TABLE,
+  RefreshDiscoverySchedule: TABLE,
   PutTarget: TABLE,
   ListTargets: TABLE,
   GetTarget: TABLE,
@@ -202,7 +225,13 @@ for (const spec of Object.values(WORKER_HANDLERS)) {
   specs.set(spec.entry, { spec, kind: spec.entry.startsWith('functions/dispatcher/') ? 'sqs' : 'other' });
 }
 
-const kib = (b: Bundle): number => statSync(b.file).size / 1024;
+/** KiB deployed: the entry file and every chunk beside it. */
+const kib = (b: Bundle): number =>
+  readdirSync(dirname(b.file), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .reduce((sum, e) => sum + statSync(join(e.parentPath, e.name)).size, 0) / 1024;
+/** KiB of the entry file alone. */
+const entryKib = (b: Bundle): number => statSync(b.file).size / 1024;
 
 try {
   const floors = new Map<string, Bundle>();
@@ -233,6 +262,7 @@ try {
   const header = [
     'function',
     'KiB',
+    'entry KiB',
     'load ms',
     'load+1st ms',
     'floor KiB',
@@ -243,6 +273,7 @@ try {
   const rows = pairs.map(({ fn, floor, uses }) => [
     figures.get(fn)?.handler === false ? `${fn.name} (no handler export)` : fn.name,
     kib(fn).toFixed(1),
+    entryKib(fn).toFixed(1),
     (figures.get(fn)?.load ?? Number.NaN).toFixed(1),
     total(fn).toFixed(1),
     kib(floor).toFixed(1),
@@ -253,7 +284,7 @@ try {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) =>
     cells
-      .map((c, i) => (i === 0 || i === 7 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
+      .map((c, i) => (i === 0 || i === 8 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
       .join('  ');
   console.log(line(header));
   for (const row of rows) console.log(line(row));
@@ -265,7 +296,7 @@ try {
       floor: total(floor),
       unit: 'ms',
       goal: uses.length === 0 && fn.name === 'Healthz' ? '≤ 3×' : '≤ 1.3×',
-      note: `${kib(fn).toFixed(0)} KiB vs a ${kib(floor).toFixed(0)} KiB floor (${uses.length === 0 ? 'an empty handler' : `constructs ${uses.join(', ')}`}); median of ${RUNS}`,
+      note: `${kib(fn).toFixed(0)} KiB (entry ${entryKib(fn).toFixed(0)} KiB) vs a ${kib(floor).toFixed(0)} KiB floor (${uses.length === 0 ? 'an empty handler' : `constructs ${uses.join(', ')}`}); median of ${RUNS}`,
     });
   }
 } finally {

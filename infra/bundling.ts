@@ -1,10 +1,11 @@
-import { type BundlingOptions, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { basename, dirname } from 'node:path';
 import type { BuildOptions } from 'esbuild';
 
 /**
  * How every Lambda handler is bundled — one definition read by the stack
- * (NodejsFunction) and by bench/lambda-bundles.ts (esbuild directly), so the
- * figures the bench prints are for the bundles that deploy.
+ * (infra/constructs/handler-function.ts, which calls esbuild in its local
+ * bundling) and by bench/lambda-bundles.ts, so the figures the bench prints
+ * are for the bundles that deploy.
  *
  * - ESM output (`.mjs`): top-level await and static imports that esbuild can
  *   tree-shake, so each function carries only the SDK clients it imports.
@@ -14,7 +15,7 @@ import type { BuildOptions } from 'esbuild';
  * - `@aws-sdk/*` is bundled, not left to the runtime: the versions deployed
  *   are the ones in package-lock.json that the moto tests ran against, not
  *   whatever the nodejs22.x runtime ships that month; and a bundled, minified
- *   client loads from one file instead of resolving hundreds of modules.
+ *   client loads from a few files instead of resolving hundreds of modules.
  * - No source maps: `--enable-source-maps` costs cold-start time on every
  *   invocation, and Powertools logs the error message and name either way.
  */
@@ -42,21 +43,23 @@ export const bundleDefines = (spec: {
   ...(spec.discoversVms === true ? {} : { 'process.env.RW_DISCOVERY_SDKS': JSON.stringify('none') }),
 });
 
-export const lambdaBundling: BundlingOptions = {
-  format: OutputFormat.ESM,
-  target: LAMBDA_NODE_TARGET,
-  minify: true,
-  sourceMap: false,
-  mainFields: MAIN_FIELDS,
-  banner: ESM_REQUIRE_BANNER,
-  bundleAwsSDK: true,
-  externalModules: [],
-  forceDockerBundling: false,
-};
+/** Where the chunks shared by an entry and its dynamic imports go, beside the entry file (`index.mjs`). */
+export const CHUNK_NAMES = 'chunks/[name]-[hash]';
 
 /**
- * The esbuild build options equivalent to `lambdaBundling` (what NodejsFunction
- * passes on its esbuild command line), for tools that call esbuild themselves.
+ * The esbuild build options of every Lambda handler: the stack's local
+ * bundling (infra/constructs/handler-function.ts) and the tools that build the
+ * bundles themselves (bench/lambda-bundles.ts, test/infra) all call this.
+ *
+ * Code-split ESM (`splitting: true`): every dynamic `import()` — the
+ * function kind's composition, the ACI, Cloud Run and Kubernetes SDKs behind
+ * `cloudSdks`, per-run secrets at submit — becomes a chunk under `chunks/`
+ * that Node loads only when the code path runs, so the entry file holds only
+ * what the handler needs before its first call (without splitting, esbuild
+ * inlines every dynamic import into the one output file). `outfile` names the
+ * entry file; its directory is the function's asset directory and gets the
+ * chunks too. NodejsFunction cannot split (it passes esbuild `--outfile`),
+ * which is why the stack bundles with esbuild itself.
  */
 export const esbuildOptionsFor = (
   entry: string,
@@ -64,7 +67,11 @@ export const esbuildOptionsFor = (
   spec: { readonly controlsTasks?: boolean; readonly discoversVms?: boolean } = {},
 ): BuildOptions => ({
   entryPoints: [entry],
-  outfile,
+  outdir: dirname(outfile),
+  entryNames: basename(outfile).replace(/\.m?js$/, ''),
+  outExtension: { '.js': '.mjs' },
+  chunkNames: CHUNK_NAMES,
+  splitting: true,
   bundle: true,
   platform: 'node',
   format: 'esm',

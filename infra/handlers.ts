@@ -35,8 +35,9 @@ export interface HandlerSpec {
   readonly memoryMiB?: number;
   /**
    * Starts, stops, polls or reads the output of runner tasks on any backend:
-   * bundled with the ACI, Cloud Run and Kubernetes SDKs. Every other
-   * function is built without them (infra/bundling.ts), a third of the size.
+   * bundled with the ACI, Cloud Run and Kubernetes SDKs, each in chunks that
+   * load only when a run on that backend is acted on (infra/bundling.ts
+   * splits). Every other function is built without them.
    */
   readonly controlsTasks?: boolean;
   /**

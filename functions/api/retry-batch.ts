@@ -1,5 +1,5 @@
 import { retryBatch } from '../../shared/app/batches.ts';
-import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import { submitHttpHandler } from '../../shared/composition/lambda/submits.ts';
 import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { batchSubmittedView, IdParams } from '../../shared/http/schemas.ts';
@@ -20,4 +20,4 @@ export const makeRetryBatch = (deps: ApiDeps) =>
     },
   });
 
-export const handler = lambdaHttpHandler(makeRetryBatch);
+export const handler = submitHttpHandler(makeRetryBatch);

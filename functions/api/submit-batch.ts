@@ -1,5 +1,5 @@
 import { submitBatch } from '../../shared/app/batches.ts';
-import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import { submitHttpHandler } from '../../shared/composition/lambda/submits.ts';
 import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
 import { batchSubmittedView, SubmitBatchBody } from '../../shared/http/schemas.ts';
@@ -21,4 +21,4 @@ export const makeSubmitBatch = (deps: ApiDeps) =>
     },
   });
 
-export const handler = lambdaHttpHandler(makeSubmitBatch);
+export const handler = submitHttpHandler(makeSubmitBatch);

@@ -1,5 +1,5 @@
 import { submitRun } from '../../shared/app/runs.ts';
-import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
+import { submitHttpHandler } from '../../shared/composition/lambda/submits.ts';
 import { ValidationError } from '../../shared/domain/errors.ts';
 import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
@@ -35,4 +35,4 @@ export const makeSubmitRun = (deps: ApiDeps) =>
     },
   });
 
-export const handler = lambdaHttpHandler(makeSubmitRun);
+export const handler = submitHttpHandler(makeSubmitRun);

@@ -1,10 +1,15 @@
-import type { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { AssetHashType, type Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import { type IGrantable, type IPrincipal, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, LoggingFormat, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import {
+  Architecture,
+  Code,
+  Function as LambdaFunction,
+  LoggingFormat,
+  Runtime,
+} from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { bundleDefines, lambdaBundling } from '../bundling.ts';
+import { splitBundle } from './split-bundle.ts';
 
 export interface HandlerFunctionProps {
   /** Path of the handler module, relative to the project root. */
@@ -25,13 +30,13 @@ export interface HandlerFunctionProps {
 }
 
 /**
- * One Lambda handler: esbuild-bundled ESM on nodejs22.x / arm64, with its own
+ * One Lambda handler: esbuild-bundled, code-split ESM on nodejs22.x / arm64, with its own
  * role and log group. The role starts empty — no AWSLambdaBasicExecutionRole —
  * and gets write access to this function's log group only, then whatever the
  * stack grants it explicitly.
  */
 export class HandlerFunction extends Construct implements IGrantable {
-  readonly fn: NodejsFunction;
+  readonly fn: LambdaFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
 
@@ -48,11 +53,16 @@ export class HandlerFunction extends Construct implements IGrantable {
     // The log group's Arn attribute already ends in ":*", so this names no wildcard of our own.
     this.logGroup.grantWrite(this.role);
 
-    this.fn = new NodejsFunction(this, 'Function', {
-      entry: `${props.projectRoot}/${props.entry}`,
-      handler: props.handler ?? 'handler',
-      projectRoot: props.projectRoot,
-      depsLockFilePath: `${props.projectRoot}/package-lock.json`,
+    this.fn = new LambdaFunction(this, 'Function', {
+      // The asset directory holds index.mjs and, beside it, the chunks it loads on demand (infra/bundling.ts).
+      code: Code.fromAsset(props.projectRoot, {
+        assetHashType: AssetHashType.OUTPUT,
+        bundling: splitBundle(props.projectRoot, props.entry, {
+          controlsTasks: props.controlsTasks === true,
+          discoversVms: props.discoversVms === true,
+        }),
+      }),
+      handler: `index.${props.handler ?? 'handler'}`,
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
@@ -62,13 +72,6 @@ export class HandlerFunction extends Construct implements IGrantable {
       logGroup: this.logGroup,
       loggingFormat: LoggingFormat.JSON,
       environment: { ...props.environment },
-      bundling: {
-        ...lambdaBundling,
-        define: bundleDefines({
-          controlsTasks: props.controlsTasks === true,
-          discoversVms: props.discoversVms === true,
-        }),
-      },
     });
   }
 

@@ -31,6 +31,7 @@ import { accountOfQueueUrl, buildLaunchGate } from './launch-budget.ts';
 import { buildCloudLaunchers, lazyClusterAuth } from './launchers.ts';
 import { lazyClient } from './lazy-client.ts';
 import { lazyPasswordSafe } from './password-safe.ts';
+import { NO_RELAY_REASON } from './runner-availability.ts';
 import { buildAwsStorage } from './storage.ts';
 
 export { type AwsEnvironment, AwsEnvironmentSchema, readAwsEnvironment } from './aws-environment.ts';
@@ -148,7 +149,7 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
   const launchers: Launchers = { ...cloud.launchers };
   const unavailable: Partial<Record<Runner, string>> = { ...cloud.unavailable };
   if (env.RELAY_QUEUE_URL === undefined) {
-    unavailable.local = 'this deployment has no on-prem relay (RELAY_QUEUE_URL is not set)';
+    unavailable.local = NO_RELAY_REASON;
   } else {
     launchers.local = new RelayLauncher(
       new SqsWorkQueue({ client: clients.sqs, queueUrl: env.RELAY_QUEUE_URL }),

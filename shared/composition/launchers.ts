@@ -1,18 +1,15 @@
 import type { ECSClient } from '@aws-sdk/client-ecs';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { TokenCredential } from '@azure/identity';
-import { aciOptionsFromSettings } from '../adapters/aci/config.ts';
 import { AciLauncher } from '../adapters/aci/launcher.ts';
-import { cloudRunOptionsFromSettings } from '../adapters/cloud-run/config.ts';
 import { CloudRunLauncher } from '../adapters/cloud-run/launcher.ts';
 import { awslogsStreamName } from '../adapters/cloudwatch-logs/log-reader.ts';
-import { ecsNetworkFromSettings } from '../adapters/ecs/config.ts';
 import { parseEcsHandle } from '../adapters/ecs/handle.ts';
 import { EcsLauncher } from '../adapters/ecs/launcher.ts';
 import { describeSecretArn } from '../adapters/ecs/secret-arn.ts';
 import { SecretsManagerRunSecrets } from '../adapters/secrets-manager/run-secrets.ts';
 import type { Settings } from '../config/settings.ts';
-import { LauncherUnavailableError, LaunchRejectedError, RunnerNotConfiguredError } from '../domain/errors.ts';
+import { LauncherUnavailableError, LaunchRejectedError } from '../domain/errors.ts';
 import type { Run, Runner } from '../domain/run.ts';
 import { onFirstUse } from '../lib/on-first-use.ts';
 import type { AssetStore } from '../ports/asset-store.ts';
@@ -24,13 +21,16 @@ import type { Logger } from '../ports/logger.ts';
 import type { RunStore } from '../ports/run-store.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
 import { lazyLauncher } from './lazy-launcher.ts';
+import {
+  aciReadiness,
+  type EcsDefinitions,
+  ecsReadiness,
+  gcpReadiness,
+  kubernetesReadiness,
+} from './runner-availability.ts';
 
-/** How a mode runs ECS tasks: the task definitions per runner image and their runner container. */
-export interface EcsRunnerConfig {
-  /** Runner image → task definition (family, family:revision or ARN). */
-  readonly taskDefinitions: Readonly<Record<string, string>>;
-  /** The variable or setting holding them, named when there are none. */
-  readonly taskDefinitionsKey: string;
+/** How a mode runs ECS tasks: the task definitions per runner image (family, family:revision or ARN) and their runner container. */
+export interface EcsRunnerConfig extends EcsDefinitions {
   /** The runner container in every task definition: its exit code is the run's. */
   readonly containerName: string;
   /** The awslogs `streamPrefix` of the runner container: streams are `<prefix>/<container>/<task id>`. */
@@ -89,17 +89,10 @@ export type LauncherFactory = (context: LauncherContext) => Backend | { readonly
  */
 export const cloudLauncherFactories = {
   ecs: ({ ecs, settings, clients, logs, prepare }) => {
-    const cluster = settings.ansible_ecs_cluster;
-    const network = ecsNetworkFromSettings(settings);
+    const ready = ecsReadiness(settings, ecs);
+    if ('unavailable' in ready) return ready;
+    const { cluster, network } = ready.options;
     const definitions = ecs.taskDefinitions;
-    const missing = [
-      ...(cluster === undefined ? ['ansible_ecs_cluster'] : []),
-      ...(network === undefined ? ['ansible_ecs_subnet_id'] : []),
-      ...(Object.keys(definitions).length === 0 ? [ecs.taskDefinitionsKey] : []),
-    ];
-    if (cluster === undefined || network === undefined || missing.length > 0) {
-      return { unavailable: `ECS is not configured in this deployment (${missing.join(', ')} not set)` };
-    }
     const container = ecs.containerName;
     return {
       launcher: new EcsLauncher({
@@ -133,11 +126,9 @@ export const cloudLauncherFactories = {
     };
   },
   aci: ({ settings, clock, secrets, prepare, runLogs }) => {
-    const read = configured(() => aciOptionsFromSettings(settings));
-    if ('unavailable' in read) return read;
-    const aci = read.options;
-    if (aci === undefined)
-      return { unavailable: 'ACI is not configured in this deployment (azure_resource_group not set)' };
+    const ready = aciReadiness(settings);
+    if ('unavailable' in ready) return ready;
+    const aci = ready.options;
     const registry = aci.registry;
     const { subscriptionId } = aci;
     return {
@@ -173,13 +164,8 @@ export const cloudLauncherFactories = {
     };
   },
   kubernetes: ({ settings, clock, prepare, runLogs }) => {
-    // Lambda is never in a cluster: kubernetes_kubeconfig must name a kubeconfig file (token or certificate, no exec).
-    if (settings.kubernetes_kubeconfig === undefined) {
-      return {
-        unavailable:
-          'Kubernetes pod runner is not configured: set kubernetes_kubeconfig (the control plane is not running in a cluster)',
-      };
-    }
+    const ready = kubernetesReadiness(settings);
+    if ('unavailable' in ready) return ready;
     return {
       launcher: lazyLauncher(
         'kubernetes',
@@ -198,9 +184,9 @@ export const cloudLauncherFactories = {
     };
   },
   gcp: ({ settings, prepare }) => {
-    const read = configured(() => cloudRunOptionsFromSettings(settings));
-    if ('unavailable' in read) return read;
-    const gcp = read.options;
+    const ready = gcpReadiness(settings);
+    if ('unavailable' in ready) return ready;
+    const gcp = ready.options;
     return {
       launcher: lazyLauncher(
         'gcp',
@@ -269,16 +255,6 @@ export function withCloudSdk<K extends keyof CloudSdks, T>(
       );
   }
   return async () => build((await loaders[sdk]()) as Awaited<ReturnType<CloudSdks[K]>>);
-}
-
-/** A backend's options read from the settings, or the RunnerNotConfiguredError's message as `unavailable`. */
-function configured<T>(read: () => T): { readonly options: T } | { readonly unavailable: string } {
-  try {
-    return { options: read() };
-  } catch (error) {
-    if (error instanceof RunnerNotConfiguredError) return { unavailable: error.message };
-    throw error;
-  }
 }
 
 /**

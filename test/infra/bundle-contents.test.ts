@@ -23,6 +23,15 @@ interface Contents {
   readonly packages: ReadonlySet<string>;
   /** Our files (outside node_modules) that import a module of `pkg`. */
   readonly importersOf: (pkg: string) => string[];
+  /** The output files: `index.mjs` and the chunks beside it. */
+  readonly files: readonly string[];
+  /**
+   * The npm packages Node loads up to the end of the first call: the entry
+   * file and what it imports statically, then the function kind's
+   * composition chunk (an `import()` of a module under shared/composition/)
+   * and its static imports. Every other chunk loads only when its code runs.
+   */
+  readonly firstCall: ReadonlySet<string>;
 }
 
 const packageOf = (path: string): string | undefined =>
@@ -36,11 +45,20 @@ async function contentsOf(spec: HandlerSpec): Promise<Contents> {
     metafile: true,
   });
   const meta: Metafile = result.metafile;
+  const firstCall = firstCallOutputs(meta);
   // Only files that put code in the bundle: a re-export-only module esbuild read (zod's locales/index.js) adds none.
   const inputs = Object.values(meta.outputs).flatMap((o) =>
     Object.entries(o.inputs).flatMap(([path, input]) => (input.bytesInOutput > 0 ? [path] : [])),
   );
   return {
+    files: Object.keys(meta.outputs),
+    firstCall: new Set(
+      firstCall.flatMap((o) =>
+        Object.entries(meta.outputs[o]?.inputs ?? {}).flatMap(([path, input]) =>
+          input.bytesInOutput > 0 ? (packageOf(path) ?? []) : [],
+        ),
+      ),
+    ),
     inputs,
     packages: new Set(inputs.flatMap((p) => packageOf(p) ?? [])),
     importersOf: (pkg) =>
@@ -50,6 +68,35 @@ async function contentsOf(spec: HandlerSpec): Promise<Contents> {
           (meta.inputs[p]?.imports ?? []).some((i) => packageOf(i.path) === pkg),
       ),
   };
+}
+
+/** The output files loaded by the end of the first call (Contents.firstCall). */
+function firstCallOutputs(meta: Metafile): string[] {
+  const entry = Object.keys(meta.outputs).find((o) => o.endsWith('/null.mjs'));
+  if (entry === undefined) throw new Error('no entry file in the metafile');
+  const loaded = new Set<string>();
+  const load = (output: string): void => {
+    if (loaded.has(output)) return;
+    loaded.add(output);
+    for (const i of meta.outputs[output]?.imports ?? []) {
+      if (i.kind === 'import-statement') load(i.path);
+    }
+  };
+  load(entry);
+  const compositions = [...loaded].flatMap((o) =>
+    (meta.outputs[o]?.imports ?? []).filter(
+      (i) =>
+        i.kind === 'dynamic-import' &&
+        (meta.outputs[i.path]?.entryPoint ?? '').startsWith('shared/composition/'),
+    ),
+  );
+  if (compositions.length !== 1) {
+    throw new Error(
+      `expected one composition chunk, found ${compositions.map((c) => c.path).join(', ') || 'none'}`,
+    );
+  }
+  for (const c of compositions) load(c.path);
+  return [...loaded];
 }
 
 const contents = new Map<string, Contents>();
@@ -98,7 +145,9 @@ describe('Lambda bundle contents', () => {
     expect(awsClients('GetOpenapi')).toEqual([]);
   });
 
-  it('RefreshDiscovery, a refresher, holds the EC2 client beside the DynamoDB one it writes the cache with', () => {
+  // Discovery's cache is the runs table's items (table routes); only the refresh lists the clouds (EC2 for AWS).
+  it('GetDiscovery holds the DynamoDB client and no other; RefreshDiscovery adds EC2', () => {
+    expect(awsClients('GetDiscovery')).toEqual(['@aws-sdk/client-dynamodb']);
     expect(awsClients('RefreshDiscovery')).toEqual(['@aws-sdk/client-dynamodb', '@aws-sdk/client-ec2']);
   });
 
@@ -131,6 +180,37 @@ describe('Lambda bundle contents', () => {
       }
     }
   });
+
+  const TASK_CONTROLLING = ['DispatchRuns', 'GetRunLogs', 'CancelRun', 'ReconcileRuns', 'PollBackends'];
+
+  it.each(TASK_CONTROLLING)(
+    '%s is code-split: the Azure, Google Cloud and Kubernetes SDKs are in chunks loaded only when a backend is used',
+    (name) => {
+      expect(of(name).files.length).toBeGreaterThan(1);
+      expect([...of(name).firstCall].filter((p) => CLOUD_SDK.test(p))).toEqual([]);
+      // … and still deployed beside the entry: the chunks hold them.
+      expect([...of(name).packages].filter((p) => CLOUD_SDK.test(p)).length).toBeGreaterThan(0);
+      expect(of(name).firstCall.has('@aws-sdk/client-dynamodb')).toBe(true);
+    },
+  );
+
+  it.each(['SubmitRun', 'SubmitBatch', 'RetryBatch'])(
+    '%s holds no ECS or CloudWatch Logs client; by its first call it loads only DynamoDB, S3 and SQS',
+    (name) => {
+      expect(awsClients(name)).toEqual([
+        '@aws-sdk/client-dynamodb',
+        '@aws-sdk/client-s3',
+        '@aws-sdk/client-secrets-manager',
+        '@aws-sdk/client-sqs',
+      ]);
+      // Secrets Manager only when a submit keeps plaintext passwords: a chunk of its own.
+      expect([...of(name).firstCall].filter((p) => p.startsWith('@aws-sdk/client-')).sort()).toEqual([
+        '@aws-sdk/client-dynamodb',
+        '@aws-sdk/client-s3',
+        '@aws-sdk/client-sqs',
+      ]);
+    },
+  );
 
   it('the checks see what they look for: the dispatcher holds the cloud SDKs, and OpenAPI zod', () => {
     expect([...of('DispatchRuns').packages].filter((p) => CLOUD_SDK.test(p)).length).toBeGreaterThan(0);

@@ -243,6 +243,7 @@ describe('exactly once on ECS (moto)', () => {
 
     // Every message the submits put on the dispatch queue (the loop ends once all are in; the window only bounds a
     // moto slowed down by a loaded machine).
+    const messages: Message[] = [];
     const receiveUntil = Date.now() + 60_000;
     while (messages.length < RUNS && Date.now() < receiveUntil) {
       const { Messages = [] } = await sqs.send(

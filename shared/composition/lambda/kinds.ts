@@ -1,5 +1,6 @@
 import type { AppDeps } from '../../app/deps.ts';
 import type { HttpDeps } from '../../http/handler.ts';
+import type { readAwsEnvironment } from '../aws-environment.ts';
 
 /*
  * What each kind of Lambda function may use: its handler factories are typed
@@ -15,3 +16,6 @@ export type TableApiDeps = HttpDeps & Pick<AppDeps, 'store' | 'targets' | 'setti
 
 /** Routes over the asset bucket alone: upload, list. */
 export type AssetApiDeps = HttpDeps & Pick<AppDeps, 'assets' | 'storage' | 'settings'>;
+
+/** The Lambda environment and settings, read and validated once per cold start. */
+export type AwsConfiguration = ReturnType<typeof readAwsEnvironment>;

@@ -4,22 +4,20 @@ import { DynamoRunStore } from '../../adapters/dynamodb/run-store.ts';
 import { DynamoTargetStore } from '../../adapters/dynamodb/target-store.ts';
 import { apiGatewayAuthenticator } from '../../http/api-gateway-auth.ts';
 import { systemClock } from '../../ports/clock.ts';
+import type { Logger } from '../../ports/logger.ts';
 import { readAwsEnvironment } from '../aws-environment.ts';
 import { buildStoredDiscovery } from '../discovery.ts';
-import type { TableApiDeps } from './kinds.ts';
+import type { AwsConfiguration, TableApiDeps } from './kinds.ts';
 import { lambdaLogger } from './logger.ts';
 
-/**
- * The deps of a table route, from the Lambda environment: the runs table's
- * stores over one DynamoDB client, with the discovered VMs each cloud's last
- * refresh wrote there (the listing SDKs only in the refreshing functions'
- * bundles: RW_DISCOVERY_SDKS).
- */
-export function tableApiDeps(source: Readonly<Record<string, string | undefined>>): TableApiDeps {
-  const { env, settings } = readAwsEnvironment(source);
+/** The runs table's stores over one DynamoDB client, with the discovered VMs each cloud's last refresh wrote there. */
+export function tableStores(
+  source: Readonly<Record<string, string | undefined>>,
+  { env, settings }: AwsConfiguration,
+  logger: Logger,
+): Pick<TableApiDeps, 'store' | 'targets' | 'clock' | 'discovery'> {
   const client = new DynamoDBClient({});
   const clock = systemClock;
-  const logger = lambdaLogger(env.LOG_LEVEL);
   const discovery = buildStoredDiscovery({
     settings,
     env: source,
@@ -30,10 +28,23 @@ export function tableApiDeps(source: Readonly<Record<string, string | undefined>
   return {
     store: new DynamoRunStore({ client, tableName: env.RUNS_TABLE, clock }),
     targets: new DynamoTargetStore({ client, tableName: env.RUNS_TABLE }),
-    settings,
     clock,
-    logger,
     ...(discovery === undefined ? {} : { discovery }),
+  };
+}
+
+/**
+ * The deps of a table route, from the Lambda environment: the runs table's
+ * stores over one DynamoDB client (the listing SDKs only in the refreshing
+ * functions' bundles: RW_DISCOVERY_SDKS).
+ */
+export function tableApiDeps(source: Readonly<Record<string, string | undefined>>): TableApiDeps {
+  const configuration = readAwsEnvironment(source);
+  const logger = lambdaLogger(configuration.env.LOG_LEVEL);
+  return {
+    ...tableStores(source, configuration, logger),
+    settings: configuration.settings,
+    logger,
     authenticate: apiGatewayAuthenticator(),
   };
 }
