@@ -11,7 +11,12 @@ import type { BuildOptions } from 'esbuild';
  *   tree-shake, so each function carries only the SDK clients it imports.
  * - The banner gives CommonJS dependencies bundled into ESM a `require` for
  *   Node built-ins (without it, `require('node:crypto')` inside a bundled CJS
- *   module throws "Dynamic require of … is not supported").
+ *   module throws "Dynamic require of … is not supported"), and a module
+ *   path for those that read `__dirname`/`__filename` at load (google-gax,
+ *   under the Cloud Run and GCE clients: "__dirname is not defined" in ESM).
+ *   The bundle's own names (`__rwDirname`, `__rwFilename`) stand in for them
+ *   through `define`, which replaces only free uses, so a module that
+ *   declares its own `__dirname` (@azure/storage-common does) keeps it.
  * - `@aws-sdk/*` is bundled, not left to the runtime: the versions deployed
  *   are the ones in package-lock.json that the moto tests ran against, not
  *   whatever the nodejs22.x runtime ships that month; and a bundled, minified
@@ -22,7 +27,12 @@ import type { BuildOptions } from 'esbuild';
 export const LAMBDA_NODE_TARGET = 'node22';
 
 export const ESM_REQUIRE_BANNER =
-  "import { createRequire as __rwCreateRequire } from 'node:module'; const require = __rwCreateRequire(import.meta.url);";
+  "import { createRequire as __rwCreateRequire } from 'node:module'; const require = __rwCreateRequire(import.meta.url);" +
+  " import { fileURLToPath as __rwFileUrlToPath } from 'node:url'; import { dirname as __rwDirnameOf } from 'node:path';" +
+  ' const __rwFilename = __rwFileUrlToPath(import.meta.url); const __rwDirname = __rwDirnameOf(__rwFilename);';
+
+/** Free uses of the CommonJS module path, answered by the banner's names. */
+const MODULE_PATH_DEFINES = { __dirname: '__rwDirname', __filename: '__rwFilename' };
 
 /** ESM packages first: esbuild tree-shakes them, where a `main` (CJS) build would come in whole. */
 export const MAIN_FIELDS = ['module', 'main'];
@@ -38,6 +48,7 @@ export const bundleDefines = (spec: {
   readonly controlsTasks?: boolean;
   readonly discoversVms?: boolean;
 }): Record<string, string> => ({
+  ...MODULE_PATH_DEFINES,
   ...(spec.controlsTasks === true ? {} : { 'process.env.RW_CLOUD_SDKS': JSON.stringify('none') }),
   // The same for the VM-listing SDKs (shared/composition/discovery.ts, `discoverySdks`).
   ...(spec.discoversVms === true ? {} : { 'process.env.RW_DISCOVERY_SDKS': JSON.stringify('none') }),
