@@ -168,6 +168,8 @@ beforeAll(async () => {
     AWS_LAMBDA_FUNCTION_NAME: 'remote-worker-dispatcher',
     // The `ecs` runner's settings; AWS VMs get their SSH key (rw/ssh-key) by reference.
     ...ecsRunnerEnvironment(names, network, 'rw/ssh-key'),
+    // Exactly-once under redelivery, not the launch budget (launch-budget-burst.test.ts): 200 runs outrun its burst.
+    LAUNCH_BUDGET_ECS_PER_SECOND: '0',
   };
   // The SDK clients buildAwsDeps creates read the endpoint and credentials from process.env.
   for (const [key, value] of Object.entries(env)) vi.stubEnv(key, value);
