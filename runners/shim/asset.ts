@@ -11,6 +11,20 @@ function assetFileName(url: URL): string {
   return safe === '' || safe === '.' || safe === '..' ? 'asset' : safe;
 }
 
+/**
+ * What a failed read URL most likely means. The URL was signed without an
+ * existence check (the run's submit made it), so an asset removed since
+ * arrives here; a store answers 403 for a missing object when the signer may
+ * not list the bucket, and for an expired URL.
+ */
+function statusHint(status: number): string {
+  if (status === 404) return ' (the asset was removed from storage after the run was submitted)';
+  if (status === 403) {
+    return ' (the read URL expired, or the asset was removed from storage after the run was submitted)';
+  }
+  return '';
+}
+
 /** GET `raw` into `dir`; a presigned query never appears in a message. */
 async function download(raw: string, dir: string, maxBytes: number, signal: AbortSignal): Promise<string> {
   let url: URL;
@@ -31,7 +45,9 @@ async function download(raw: string, dir: string, maxBytes: number, signal: Abor
     throw new ShimError(`could not fetch the asset ${shown}: ${(error as Error).message}`);
   }
   if (!response.ok || response.body === null) {
-    throw new ShimError(`could not fetch the asset ${shown}: HTTP ${response.status}`);
+    throw new ShimError(
+      `could not fetch the asset ${shown}: HTTP ${response.status}${statusHint(response.status)}`,
+    );
   }
   const declared = Number(response.headers.get('content-length') ?? Number.NaN);
   if (declared > maxBytes) {

@@ -31,7 +31,9 @@ export interface AssetStore {
    * somewhere this store's credentials are not. Signed locally where the
    * credential allows it. Absent on stores a remote task cannot reach (the
    * local filesystem). The URL is a capability: never log it or store it.
-   * Throws AssetOutsideRootError / AssetNotFoundError like `locate`.
+   * Makes no existence check (the run's submit made it with `locate`): an
+   * asset removed since fails in the task, which reports the HTTP 404.
+   * Throws AssetOutsideRootError for a path outside the root, like `locate`.
    */
   readonly grantRead?: (path: string, ttlSeconds: number) => Promise<string>;
   /** The asset's bytes, on stores whose assets must be copied before a remote task can read them. */

@@ -129,6 +129,23 @@ describe.each(OBJECT_BACKENDS)('on the %s backend', (backend) => {
   );
 });
 
+describe.each(OBJECT_BACKENDS)('an asset removed after submit, on the %s backend', (backend) => {
+  it('is signed without a request, and the task says the asset is gone', async () => {
+    // Dispatch signs without looking (submit checked the asset): a run whose asset went since gets a URL…
+    const run = { ...runOn('ecs', 'gone'), asset: 'hello/removed-since-submit.yml' };
+
+    const { spec } = await prepare(run, stores[backend]);
+
+    // …and its task fails on the fetch, naming the asset (never the signature) and what happened.
+    const task = await runTaskOnLocalhost(spec);
+    expect(task.code).not.toBe(0);
+    expect(task.output).toMatch(
+      /could not fetch the asset \S+\/hello\/removed-since-submit\.yml: HTTP 40[34] \(.*the asset was removed from storage after the run was submitted\)/,
+    );
+    expect(task.output).not.toMatch(/X-Amz-Signature|sig=|X-Goog-Signature/);
+  });
+});
+
 describe('on the local filesystem backend', () => {
   it('the relay reads the file itself', async () => {
     const { spec } = await prepare(runOn('local', 'x'), local);

@@ -11,10 +11,11 @@ import { useMoto } from '../support/moto.ts';
  * figure itself is bench/aws-calls.ts). The design minimum is 11 calls:
  * submit 4 (target, asset HEAD, run write, dispatch message), dispatch 4
  * (claim, target, RunTask, `launched` write), status 2 (one write per ECS
- * event), read 1. Reached here: 13 — dispatch takes a token from the ECS launch
+ * event), read 1. Reached here: 12 — dispatch takes a token from the ECS launch
  * budget the dispatcher containers share (one conditional UpdateItem on the
- * runs table, shared/adapters/dynamodb/launch-budget.ts) and it also HEADs the
- * asset when it presigns the task's read URL (S3AssetStore.grantRead). Each ECS
+ * runs table, shared/adapters/dynamodb/launch-budget.ts). Presigning the
+ * task's read URL makes no request (S3AssetStore.grantRead: submit's HEAD is
+ * the asset's existence check). Each ECS
  * event is one conditional UpdateItem with no read before it
  * (RunStore.advanceRun, shared/adapters/dynamodb/run-advance.ts); the read
  * replays the advances over the run's body. A container's first run
@@ -39,7 +40,7 @@ describe('AWS calls per ECS VM run with an SSH key (moto)', () => {
   }, 60_000);
   afterAll(() => rig?.close());
 
-  it('counts 13 calls per run once the container is warm: submit 4, dispatch 6 (with the launch-budget take), each status event 1, read 1', async () => {
+  it('counts 12 calls per run once the container is warm: submit 4, dispatch 5 (with the launch-budget take), each status event 1, read 1', async () => {
     const first = await rig.ecsLifecycle(1);
     // First run in a fresh container: the SSH key's ARN and the shared revision are looked up once.
     expect(byOp(first.phases.dispatch)).toEqual({
@@ -49,7 +50,6 @@ describe('AWS calls per ECS VM run with an SSH key (moto)', () => {
       'ECS.DescribeTaskDefinition': 2,
       'ECS.RegisterTaskDefinition': 1,
       'ECS.RunTask': 1,
-      'S3.HeadObject': 1,
       'SecretsManager.DescribeSecret': 1,
     });
 
@@ -62,13 +62,13 @@ describe('AWS calls per ECS VM run with an SSH key (moto)', () => {
       'S3.HeadObject': 1,
       'SQS.SendMessage': 1,
     });
-    // The claim is one UpdateItem returning the run, the budget take another; no ListTasks on a first delivery; no per-run task definition.
+    // The claim is one UpdateItem returning the run, the budget take another; no ListTasks on a first delivery;
+    // no per-run task definition; no asset HEAD (the read URL is presigned locally).
     expect(byOp(phases.dispatch)).toEqual({
       'DynamoDB.GetItem': 1,
       'DynamoDB.PutItem': 1,
       'DynamoDB.UpdateItem': 2,
       'ECS.RunTask': 1,
-      'S3.HeadObject': 1,
     });
     for (const event of ['ECS RUNNING event', 'ECS STOPPED event']) {
       expect({ event, calls: byOp(phases[event]) }).toEqual({
@@ -78,7 +78,7 @@ describe('AWS calls per ECS VM run with an SSH key (moto)', () => {
       });
     }
     expect(byOp(phases['GET /runs/{id}'])).toEqual({ 'DynamoDB.GetItem': 1 });
-    expect(total(phases)).toBe(13);
+    expect(total(phases)).toBe(12);
   }, 60_000);
 
   it('launches a 50-run burst of AWS VM runs with no task definition registered, listed or removed per run', async () => {

@@ -104,10 +104,12 @@ export class AzureBlobAssetStore implements AssetStore {
     return { kind: 'url', url: blob.url };
   }
 
-  /** Checks the blob exists (a missing asset fails here, not in the task), then signs a read-only SAS for it. */
+  /**
+   * Signs a read-only SAS for the blob, with no existence check: the run's
+   * submit checked it (`locate`); one removed since fails in the task (HTTP 404).
+   */
   readonly grantRead = async (path: string, ttlSeconds: number): Promise<string> => {
-    await this.locate(path);
-    const blob = this.#container.getBlobClient(this.#prefix + path);
+    const blob = this.#container.getBlobClient(objectNameFor(this.#prefix, path));
     // Clock skew between here and Azure would make a SAS starting "now" not yet valid.
     const startsOn = new Date(Date.now() - 5 * 60_000);
     const expiresOn = new Date(Date.now() + ttlSeconds * 1000);

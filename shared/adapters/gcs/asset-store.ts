@@ -91,10 +91,12 @@ export class GcsAssetStore implements AssetStore {
     return { kind: 'url', url: `gs://${this.#bucket.name}/${name}` };
   }
 
-  /** Checks the object exists (a missing asset fails here, not in the task), then signs a V4 read URL for it. */
+  /**
+   * Signs a V4 read URL for the object, with no existence check: the run's
+   * submit checked it (`locate`); one removed since fails in the task (HTTP 404).
+   */
   readonly grantRead = async (path: string, ttlSeconds: number): Promise<string> => {
-    await this.locate(path);
-    const [url] = await this.#bucket.file(this.#prefix + path).getSignedUrl({
+    const [url] = await this.#bucket.file(objectNameFor(this.#prefix, path)).getSignedUrl({
       version: 'v4',
       action: 'read',
       expires: Date.now() + ttlSeconds * 1000,

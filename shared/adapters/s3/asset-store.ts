@@ -50,7 +50,7 @@ export interface S3AssetStoreOptions {
  * `locate` answers `{ kind: 'url', url: 's3://<bucket>/<key>' }` after a HEAD
  * proves the object exists; `grantRead` answers a presigned GET URL for that
  * one key, which any task can fetch over https without AWS credentials.
- * Presigning is local (no request); the URL stops working at its expiry or
+ * Presigning is local (no request, no existence check: submit made it); the URL stops working at its expiry or
  * when the signing credentials expire, whichever comes first (a Lambda role's
  * session lasts as long as the function's).
  *
@@ -96,16 +96,15 @@ export class S3AssetStore implements AssetStore {
     return { kind: 'url', url: `s3://${this.#bucket}/${key}` };
   }
 
-  /** HEADs the key (a missing asset fails here, not in the task), then presigns a GET for it. */
+  /**
+   * Presigns a GET for the key, locally: no request. The run's submit checked
+   * the asset exists (`locate`); one removed since fails in the task (HTTP 404).
+   */
   readonly grantRead = async (path: string, ttlSeconds: number): Promise<string> => {
-    await this.locate(path);
-    return getSignedUrl(
-      this.#client,
-      new GetObjectCommand({ Bucket: this.#bucket, Key: this.#prefix + path }),
-      {
-        expiresIn: ttlSeconds,
-      },
-    );
+    const key = objectNameFor(this.#prefix, path);
+    return getSignedUrl(this.#client, new GetObjectCommand({ Bucket: this.#bucket, Key: key }), {
+      expiresIn: ttlSeconds,
+    });
   };
 
   async put(path: string, bytes: Uint8Array, options: PutAssetOptions = {}): Promise<PutAssetResult> {

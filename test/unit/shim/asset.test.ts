@@ -68,7 +68,11 @@ describe('resolveAsset', () => {
     ).rejects.toThrow(`the asset ${base}/big is larger than the 1024-byte limit`);
     await expect(
       resolveAsset(spec({ kind: 'url', url: `${base}/nope.yml?sig=s3cret` }), fresh(), {}, never),
-    ).rejects.toThrow(new RegExp(`^could not fetch the asset ${base}/nope.yml: HTTP 404$`));
+    ).rejects.toThrow(
+      new RegExp(
+        `^could not fetch the asset ${base}/nope.yml: HTTP 404 \\(the asset was removed from storage after the run was submitted\\)$`,
+      ),
+    );
     await expect(
       resolveAsset(spec({ kind: 'url', url: 'file:///etc/passwd' }), fresh(), {}, never),
     ).rejects.toThrow('the asset URL must be http or https, not file:');
