@@ -14,6 +14,7 @@ import { FileRunSecretStore, withRunSecrets } from '../../shared/adapters/local/
 import { FileSecretSource } from '../../shared/adapters/local/secret-source.ts';
 import { RelayLauncher } from '../../shared/adapters/relay/relay-launcher.ts';
 import { openDatabase } from '../../shared/adapters/sqlite/database.ts';
+import { SqliteLaunchSlots } from '../../shared/adapters/sqlite/launch-slots.ts';
 import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
 import { SqliteTargetStore } from '../../shared/adapters/sqlite/target-store.ts';
@@ -234,7 +235,12 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     runSecrets,
     ...(discovery === undefined ? {} : { discovery: discovery.cache }),
     // Launch budgets for the cloud launchers this process drives, kept in the process.
-    launchBudget: buildLaunchGate(settings, { region: env.AWS_REGION }),
+    launchBudget: buildLaunchGate(
+      settings,
+      { region: env.AWS_REGION },
+      undefined,
+      new SqliteLaunchSlots({ db }),
+    ),
   };
   const apiDeps = { ...deps, authenticate: bearerAuthenticator(token), logger };
   const handlers: Record<string, HttpHandler> = {};

@@ -5,10 +5,11 @@ import type { Launcher } from '../ports/launcher.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { RunSecretStore } from '../ports/run-secret-store.ts';
 import type { RunStore } from '../ports/run-store.ts';
+import { releaseSlot, type SlotDeps } from './launch-cap.ts';
 import { settleRun } from './run-updates.ts';
 
 /** What letting go of a run's holdings needs; each part is optional where a mode may lack it. */
-export interface ReleaseDeps {
+export interface ReleaseDeps extends SlotDeps {
   readonly credentials?: CredentialBroker | undefined;
   readonly runSecrets?: RunSecretStore | undefined;
   /** For the managed-account hold; absent, holds are left to be taken over (their holder has ended). */
@@ -50,17 +51,18 @@ export async function releaseCredentials(
 /**
  * Let go of everything a run holds besides its record, in this order: check
  * in its checkout, release its managed-account hold (so the next run on the
- * account may start only once the account is back), delete its per-run
- * secrets. Idempotent, and it never throws: each failure is logged, and
- * whatever is left is taken over (a hold whose run has ended), expires (a
- * checkout) or is swept (local per-run secrets).
+ * account may start only once the account is back), its slot under its
+ * backend's launch cap, then delete its per-run secrets. Idempotent, and it
+ * never throws: each failure is logged, and whatever is left is taken over
+ * (a hold whose run has ended), expires (a checkout), is pruned by the
+ * reconciler (a slot) or is swept (local per-run secrets).
  *
  * @example
  * await releaseRun(deps, run);
  */
 export async function releaseRun(
   deps: ReleaseDeps,
-  run: Pick<Run, 'id' | 'credentialLease' | 'heldAccount' | 'ephemeralSecrets'>,
+  run: Pick<Run, 'id' | 'credentialLease' | 'heldAccount' | 'ephemeralSecrets' | 'runner' | 'launch'>,
 ): Promise<void> {
   await releaseCredentials(deps, run);
   if (run.heldAccount !== undefined && deps.store !== undefined) {
@@ -71,6 +73,7 @@ export async function releaseRun(
       });
     });
   }
+  await releaseSlot(deps, run);
   const keys = run.ephemeralSecrets ?? [];
   if (keys.length > 0) {
     if (deps.runSecrets === undefined) {

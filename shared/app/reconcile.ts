@@ -2,6 +2,7 @@ import { amend, deadlineOf, isTerminal, transition } from '../domain/run.ts';
 import { encodeRunMessage } from '../domain/run-message.ts';
 import { endOnBackend, endRun } from './credentials.ts';
 import type { AppDeps } from './deps.ts';
+import { pruneSlots } from './launch-cap.ts';
 import { settleRun } from './run-updates.ts';
 
 export interface ReconcileOptions {
@@ -14,19 +15,23 @@ export interface ReconcileOptions {
 export interface ReconcileReport {
   readonly requeued: readonly string[];
   readonly timedOut: readonly string[];
+  /** Runs that had ended (or were gone) while still holding a launch-cap slot: their slots were let go. */
+  readonly prunedSlots?: readonly string[];
 }
 
 /**
  * The safety net behind the happy path: re-enqueue queued runs whose message
  * was lost, and end runs that outlived their deadline when nobody else did —
- * asking the backend to stop and clean up first. Safe to run concurrently
+ * asking the backend to stop and clean up first, and let go of launch-cap
+ * slots still held by runs that ended (pruneSlots). Safe to run concurrently
  * with everything else: every change is a conditional write.
  */
 export async function reconcileRuns(deps: AppDeps, options: ReconcileOptions): Promise<ReconcileReport> {
   const requeued: string[] = [];
   const timedOut: string[] = [];
   const nowMs = deps.clock.nowMs();
-  for (const run of await deps.store.listActiveRuns(1000)) {
+  const active = await deps.store.listActiveRuns(1000);
+  for (const run of active) {
     const lastChange = Date.parse(run.updatedAt);
     const pastDeadline = nowMs > deadlineOf(run) + options.deadlineGraceSeconds * 1000;
     if (!pastDeadline) {
@@ -59,6 +64,9 @@ export async function reconcileRuns(deps: AppDeps, options: ReconcileOptions): P
       await endOnBackend(deps, launcher, handle, run).catch(() => {});
     }
   }
-  if (requeued.length + timedOut.length > 0) deps.logger.warn('reconciled runs', { requeued, timedOut });
-  return { requeued, timedOut };
+  const prunedSlots = await pruneSlots(deps, new Set(active.map((r) => r.id)));
+  if (requeued.length + timedOut.length + prunedSlots.length > 0) {
+    deps.logger.warn('reconciled runs', { requeued, timedOut, prunedSlots });
+  }
+  return { requeued, timedOut, ...(prunedSlots.length === 0 ? {} : { prunedSlots }) };
 }

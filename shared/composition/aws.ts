@@ -9,6 +9,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { CloudWatchLogReader } from '../adapters/cloudwatch-logs/log-reader.ts';
 import { DynamoDiscoveryStore } from '../adapters/dynamodb/discovery-store.ts';
 import { DynamoLaunchBudgets } from '../adapters/dynamodb/launch-budget.ts';
+import { DynamoLaunchSlots } from '../adapters/dynamodb/launch-slots.ts';
 import { DynamoLogStore } from '../adapters/dynamodb/log-store.ts';
 import { DynamoRunStore } from '../adapters/dynamodb/run-store.ts';
 import { DynamoTargetStore } from '../adapters/dynamodb/target-store.ts';
@@ -185,6 +186,7 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
         region: source.AWS_REGION ?? source.AWS_DEFAULT_REGION,
       },
       new DynamoLaunchBudgets({ client: clients.dynamodb, tableName: env.RUNS_TABLE }),
+      new DynamoLaunchSlots({ client: clients.dynamodb, tableName: env.RUNS_TABLE }),
     ),
     // Plaintext passwords sent at submit, kept under RUN_SECRETS_PREFIX until their run ends.
     ...(env.RUN_SECRETS_PREFIX === undefined

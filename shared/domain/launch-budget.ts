@@ -1,3 +1,5 @@
+import { isCapWaitReason } from './launch-cap.ts';
+
 /**
  * Launch budgets: how fast a backend may be asked to start tasks, as a token
  * bucket of `burst` tokens refilled at `perSecond` (ECS's own throttle is one:
@@ -78,9 +80,12 @@ const BACKEND_NAMES: Readonly<Record<string, string>> = {
 export const budgetWaitReason = (backend: string): string =>
   `waiting: ${BACKEND_NAMES[backend] ?? backend} launch budget`;
 
-/** A run's reason says it is waiting for a launch budget (so it is not a failure reason). */
+/**
+ * A run's reason says it is waiting for a launch budget or a launch cap's slot
+ * (so it is not a failure reason, and its next state drops it).
+ */
 export const isBudgetWaitReason = (reason: string | undefined): boolean =>
-  reason?.startsWith('waiting: ') === true && reason.endsWith(' launch budget');
+  (reason?.startsWith('waiting: ') === true && reason.endsWith(' launch budget')) || isCapWaitReason(reason);
 
 /** Error names clouds use for "slow down" (AWS SDKs, ARM, Google, Kubernetes Status reasons). */
 const THROTTLING_NAMES = new Set([
@@ -96,6 +101,8 @@ const THROTTLING_NAMES = new Set([
   'LimitExceededException',
   // gRPC status name (Google Cloud client libraries).
   'RESOURCE_EXHAUSTED',
+  // A Kubernetes ResourceQuota refused a pod (403 "exceeded quota"; shared/adapters/kubernetes/errors.ts).
+  'ExceededQuota',
 ]);
 
 /** gRPC code 8 (RESOURCE_EXHAUSTED) is how google-gax reports a quota hit. */

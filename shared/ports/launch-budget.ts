@@ -1,5 +1,6 @@
 import type { Budget } from '../domain/launch-budget.ts';
 import type { Runner } from '../domain/run.ts';
+import type { LaunchCapScope, LaunchSlotStore } from './launch-cap.ts';
 
 export type { Budget } from '../domain/launch-budget.ts';
 
@@ -31,10 +32,19 @@ export interface LaunchBudgetScope {
   readonly budget: Budget;
 }
 
-/** The launch budgets a mode enforces: where the buckets live, and which backends have one. */
+/**
+ * The launch budgets and caps a mode enforces: where the buckets and slots
+ * live, and which backends have one.
+ */
 export interface LaunchGate {
   readonly store: LaunchBudgetStore;
   readonly scopes: Readonly<Partial<Record<Runner, LaunchBudgetScope>>>;
+  /** Where the slots of the capped backends live; absent, no backend is capped. */
+  readonly slots?: LaunchSlotStore;
+  /** The backends with a cap on what runs at once (Cloud Run executions, Kubernetes pods). */
+  readonly caps?: Readonly<Partial<Record<Runner, LaunchCapScope>>>;
+  /** How long a run beyond a cap waits before it asks for a slot again (seconds, default 10). */
+  readonly capWaitSeconds?: number;
   /** Spreads waiting runs over the refill time so they do not all come back at once; default Math.random. */
   readonly random?: () => number;
 }

@@ -164,7 +164,13 @@ export function googleError(
   const code = [f.httpStatus, f.status].filter((x) => x !== undefined).join(' ');
   const words = quote && f.message !== undefined ? clip(f.message) : undefined;
   const said = [code === '' ? 'no answer' : code, words].filter((x) => x !== undefined).join(': ');
-  const cause = quote ? { cause: error } : {};
+  // Unquoted, a quota answer still says so (and nothing of the request), so the run waits instead of failing.
+  const throttled = f.httpStatus === 429 || f.status === 'RESOURCE_EXHAUSTED';
+  const cause = quote
+    ? { cause: error }
+    : throttled
+      ? { cause: Object.assign(new Error('RESOURCE_EXHAUSTED'), { name: 'RESOURCE_EXHAUSTED', status: 429 }) }
+      : {};
   return isTransient(error)
     ? new LauncherUnavailableError(`${service} ${action} failed, will retry (${said})`, cause)
     : new LaunchRejectedError(`${service} ${action} was refused (${said})`, cause);

@@ -1,13 +1,9 @@
 import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import {
-  type Budget,
-  intervalMs,
-  joinLine,
-  takeFromBudget,
-  toleranceMs,
-} from '../../domain/launch-budget.ts';
+import { type Budget, intervalMs, joinLine, toleranceMs } from '../../domain/launch-budget.ts';
+import { takeManyFromBudget } from '../../domain/launch-budget-lease.ts';
 import type { BudgetTake, LaunchBudgetStore } from '../../ports/launch-budget.ts';
 import { errorName, type Item, N, type RunTable, runTableOf, S } from './items.ts';
+import { LeasedTakes } from './launch-budget-lease.ts';
 
 /** Conditional writes one take may make when other containers keep winning; then it waits an interval. */
 const MAX_WRITES = 4;
@@ -19,7 +15,14 @@ const budgetKey = (key: string): Item => ({ pk: S(`BUDGET#${key}`), sk: S('BUDGE
  * per scope (`BUDGET#<backend>#<account/region>`) holding the bucket's
  * theoretical arrival time `tat` (shared/domain/launch-budget.ts).
  *
- * A take is one conditional UpdateItem. Which of the two updates applies
+ * A container leases tokens (LeasedTakes, shared/domain/launch-budget-lease.ts):
+ * one write takes up to a tenth of the burst when that many launches are
+ * waiting in the container or were made there lately, and the tokens left
+ * expire within one lease lifetime; the stored bucket runs with its burst
+ * lowered by the lease size so the budget holds across containers all the
+ * same. In a steady burst that is one write per lease, not per launch.
+ *
+ * A write is one conditional UpdateItem. Which of the two updates applies
  * depends on whether the bucket is full (`tat < now`: `SET tat = now + interval`)
  * or not (`tat + interval`, allowed while `tat ≤ now + tolerance`); the
  * container guesses from the `tat` it saw last, and a wrong guess comes back
@@ -39,16 +42,31 @@ export class DynamoLaunchBudgets implements LaunchBudgetStore {
   readonly #seen = new Map<string, number>();
   /** The latest end of the waiting line this container saw per scope. */
   readonly #lines = new Map<string, number>();
+  readonly #leases = new LeasedTakes((key, bucket, want, nowMs) => this.#takeUpTo(key, bucket, want, nowMs));
 
   constructor(options: { readonly tableName: string; readonly client?: RunTable['client'] }) {
     this.#t = runTableOf(options);
   }
 
-  async take(key: string, budget: Budget, nowMs: number): Promise<BudgetTake> {
+  take(key: string, budget: Budget, nowMs: number): Promise<BudgetTake> {
+    return this.#leases.take(key, budget, nowMs);
+  }
+
+  /** One lease: up to `want` tokens of the (lowered) bucket, or the run's place in the waiting line. */
+  async #takeUpTo(
+    key: string,
+    budget: Budget,
+    want: number,
+    nowMs: number,
+  ): Promise<{ readonly granted: number; readonly retryAfterMs?: number }> {
     let known = this.#seen.get(key);
     for (let write = 0; write < MAX_WRITES; write++) {
-      const decision = takeFromBudget(known, nowMs, budget);
-      if (!decision.granted) return this.#wait(key, budget, nowMs, known ?? nowMs);
+      const decision = takeManyFromBudget(known, nowMs, budget, want);
+      if (!decision.ok) {
+        const wait = await this.#wait(key, budget, nowMs, known ?? nowMs);
+        return { granted: 0, retryAfterMs: wait.granted ? 0 : wait.retryAfterMs };
+      }
+      const take = decision.granted * intervalMs(budget);
       const full = known === undefined || known < nowMs;
       try {
         const { Attributes } = await this.#t.client.send(
@@ -62,12 +80,13 @@ export class DynamoLaunchBudgets implements LaunchBudgetStore {
                   ExpressionAttributeValues: { ':now': N(nowMs), ':next': N(decision.tat) },
                 }
               : {
-                  UpdateExpression: 'SET tat = tat + :interval',
+                  UpdateExpression: 'SET tat = tat + :take',
+                  // Room for all of them: the last one's take must be allowed too.
                   ConditionExpression: 'tat >= :now AND tat <= :limit',
                   ExpressionAttributeValues: {
                     ':now': N(nowMs),
-                    ':limit': N(nowMs + toleranceMs(budget)),
-                    ':interval': N(intervalMs(budget)),
+                    ':limit': N(nowMs + toleranceMs(budget) - take + intervalMs(budget)),
+                    ':take': N(take),
                   },
                 }),
             ReturnValues: 'UPDATED_NEW',
@@ -75,7 +94,7 @@ export class DynamoLaunchBudgets implements LaunchBudgetStore {
           }),
         );
         this.#note(key, numberOf(Attributes, 'tat') ?? decision.tat);
-        return { granted: true };
+        return { granted: decision.granted };
       } catch (error) {
         if (errorName(error) !== 'ConditionalCheckFailedException') throw error;
         const item = (error as { Item?: Item }).Item ?? (await this.#read(key));
@@ -85,7 +104,7 @@ export class DynamoLaunchBudgets implements LaunchBudgetStore {
         if (line !== undefined) this.#lines.set(key, line);
       }
     }
-    return { granted: false, retryAfterMs: intervalMs(budget) };
+    return { granted: 0, retryAfterMs: intervalMs(budget) };
   }
 
   #note(key: string, tat: number): void {

@@ -36,6 +36,17 @@ export function isTransient(error: unknown): boolean {
   return NO_ANSWER_NAMES.has(error.name) || (typeof code === 'string' && /^E[A-Z_]+$/.test(code));
 }
 
+/**
+ * A 403 whose Status says `exceeded quota`: the API server's answer when a
+ * ResourceQuota (e.g. `pods: 100`) has no room for the object ("pods \"rw-1\"
+ * is forbidden: exceeded quota: pods, requested: pods=1, used: pods=100,
+ * limited: pods=100"). Not worth retrying at once, but not a rejection either.
+ */
+export function isQuotaExceeded(error: unknown): boolean {
+  if (statusOf(error) !== 403) return false;
+  return /exceeded quota/i.test(rawSaid(error));
+}
+
 /** `Retry-After` of a 429 or 503, in milliseconds. */
 export function retryAfterMs(error: unknown): number | undefined {
   if (!(error instanceof ApiException)) return undefined;
@@ -95,6 +106,12 @@ const clip = (text: string): string => (text.length <= MAX_SAID ? text : `${text
 export function kubeError(error: unknown, action: string, secrets: readonly string[] = []): DomainError {
   if (error instanceof DomainError) return error;
   const said = apiSaid(error, secrets);
+  if (isQuotaExceeded(error)) {
+    // A ResourceQuota is full: capacity frees up as pods end, so the run waits (shared/app/launch-budget.ts).
+    return new LauncherUnavailableError(`Kubernetes ${action} waits for quota (${said})`, {
+      cause: Object.assign(new Error('exceeded quota'), { name: 'ExceededQuota', code: 403 }),
+    });
+  }
   const options = secrets.length === 0 ? { cause: error } : {};
   if (isTransient(error)) {
     return new LauncherUnavailableError(`Kubernetes ${action} failed, will retry (${said})`, options);

@@ -5,6 +5,9 @@ const perSecond = (fallback: number) => z.number().min(0).max(10_000).default(fa
 /** Launches allowed at once from a full bucket. */
 const burst = (fallback: number) => z.int().min(1).max(100_000).default(fallback);
 
+/** How many runs may hold a slot at once; 0 turns that backend's cap off. */
+const cap = (fallback: number) => z.int().min(0).max(100_000).default(fallback);
+
 /**
  * Launch budgets: a token bucket per backend and scope (account/region,
  * subscription/region, project/region, cluster/namespace) that every
@@ -45,4 +48,27 @@ export const launchBudgetSettings = {
    */
   launch_budget_kubernetes_per_second: perSecond(5),
   launch_budget_kubernetes_burst: burst(10),
+  /**
+   * Launch caps: quotas that count what runs at once rather than how fast it
+   * starts. A run beyond one waits `dispatching` with the reason `waiting:
+   * Cloud Run running executions` (or `waiting: Kubernetes pods per
+   * namespace`) and launches when a run that holds a slot ends.
+   *
+   * Cloud Run running job executions, per project and region: Google's
+   * published limit is "Maximum number of running Job executions: 1000, per
+   * project and region" (Cloud Run "Quotas and limits",
+   * cloud.google.com/run/quotas, read 2026-12). Lower it when other
+   * workloads in the project run jobs too.
+   */
+  launch_cap_gcp_running_executions: cap(1000),
+  /**
+   * Pods at once per cluster and namespace. Kubernetes has no built-in limit:
+   * a ResourceQuota with `pods: N` makes the API server refuse the N+1th pod
+   * with 403 "exceeded quota" (which the launcher turns into a wait). 100 is
+   * a namespace quota a shared cluster commonly grants; set it to the
+   * namespace's quota, or 0 when it has none.
+   */
+  launch_cap_kubernetes_pods: cap(100),
+  /** How long a run beyond a cap waits before it asks for a slot again (and as long again, spread). */
+  launch_cap_wait_seconds: z.int().min(1).max(900).default(10),
 };

@@ -69,6 +69,9 @@ describe('loadSettings', () => {
       launch_budget_gcp_burst: 100,
       launch_budget_kubernetes_per_second: 5,
       launch_budget_kubernetes_burst: 10,
+      launch_cap_gcp_running_executions: 1000,
+      launch_cap_kubernetes_pods: 100,
+      launch_cap_wait_seconds: 10,
     });
   });
 
@@ -396,6 +399,10 @@ describe('SettingsSchema', () => {
         `launch_budget_${b}_per_second`,
         `launch_budget_${b}_burst`,
       ]),
+      // Launch caps: what runs at once (issue 16, item 2).
+      'launch_cap_gcp_running_executions',
+      'launch_cap_kubernetes_pods',
+      'launch_cap_wait_seconds',
     ];
 
     expect([...SETTING_KEYS].sort()).toEqual([...contract].sort());
