@@ -73,7 +73,9 @@ interface Wal {
   committed: number;
   /** Durable writes known to be on disk: every one up to this number. */
   synced: number;
-  inFlight: boolean;
+  /** The newest commit an fsync under way (or done) began after. */
+  coveredBySyncs: number;
+  inFlight: number;
   waiters: Waiter[];
 }
 
@@ -111,7 +113,8 @@ function walOf(db: SqliteDatabase): Wal | undefined {
     rollback: db.prepare('ROLLBACK'),
     committed: 0,
     synced: 0,
-    inFlight: false,
+    coveredBySyncs: 0,
+    inFlight: 0,
     waiters: [],
   };
   wals.set(db, wal);
@@ -138,13 +141,22 @@ function syncedUpTo(wal: Wal, upTo: number): Promise<void> {
   });
 }
 
-/** One fsync at a time; the commits made while it runs wait for the next one. */
+/**
+ * At most two fsyncs at a time. A commit that an fsync under way does not
+ * cover (it began before the commit) starts the second at once rather than
+ * waiting for the first to end — the submit's fsync and the relay claim's
+ * overlap —, and the commits made while both run share the next one.
+ */
+const MAX_IN_FLIGHT = 2;
+
 function startSync(wal: Wal): void {
-  if (wal.inFlight || wal.waiters.length === 0) return;
-  wal.inFlight = true;
+  const uncovered = wal.waiters.some((w) => w.upTo > wal.coveredBySyncs);
+  if (wal.inFlight >= MAX_IN_FLIGHT || !uncovered) return;
+  wal.inFlight += 1;
   const covers = wal.committed;
+  wal.coveredBySyncs = covers;
   fdatasync(wal.fd, (error) => {
-    wal.inFlight = false;
+    wal.inFlight -= 1;
     const done = wal.waiters.filter((w) => w.upTo <= covers);
     wal.waiters = wal.waiters.filter((w) => w.upTo > covers);
     if (error === null) {
