@@ -1,7 +1,9 @@
 /**
  * Local-mode latency and throughput with a no-op executor, so the figures are
  * the control plane's own cost (HTTP, SQLite, dispatcher, relay claim), not
- * ansible-playbook's; each beside a floor measured in the same run against a
+ * ansible-playbook's. Local mode runs in a process of its own
+ * (local-process.ts), as the floor does, so the bench's HTTP client
+ * shares the thread of neither. Each figure is beside a floor measured in the same run against a
  * process that only answers HTTP and commits one row per request to a
  * better-sqlite3 WAL database with synchronous=FULL (bench/support/floor-server.mjs):
  * - POST sent → executor start, one run at a time, against one HTTP round trip + one durable commit;
@@ -14,33 +16,42 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { startLocalMode } from '../bin/local-mode/local-mode.ts';
 import { reportFigure } from './support/figures.ts';
-import { REPO, startFloor } from './support/listening-process.ts';
+import { REPO, startFloor, startListening } from './support/listening-process.ts';
 import { LOCALHOST_TARGET } from './support/localhost-target.ts';
-import { noopExecutor } from './support/noop-executor.ts';
 import { quantile } from './support/stats.ts';
 
 const sequential = Number(process.env.BENCH_SEQUENTIAL ?? 50);
 const total = Number(process.env.BENCH_RUNS ?? 300);
 const WARM_UP = 10;
 
-const started = new Map<string, number>();
 const dataDir = mkdtempSync(join(tmpdir(), 'rw-bench-'));
 const floorDir = mkdtempSync(join(tmpdir(), 'rw-bench-floor-'));
-const local = await startLocalMode({
-  cwd: REPO,
-  executor: noopExecutor(started),
-  env: {
-    PORT: '0',
-    REMOTE_WORKER_DATA_DIR: dataDir,
-    REMOTE_WORKER_TOKEN: 'bench',
-    LOG_LEVEL: 'ERROR',
-    RELAY_CONCURRENCY: '8',
-  },
+// Local mode in its own process, as the floor is (local-process.ts), so neither shares the bench client's thread.
+const local = await startListening(['--import', 'tsx', resolve(REPO, 'bench/local-process.ts')], {
+  PORT: '0',
+  REMOTE_WORKER_DATA_DIR: dataDir,
+  REMOTE_WORKER_TOKEN: 'bench',
+  LOG_LEVEL: 'ERROR',
+  RELAY_CONCURRENCY: '8',
 });
+// Task starts as the server reports them, on the clock both processes share.
+const started = new Map<string, number>();
+const startWaiters = new Map<string, () => void>();
+let pendingLine = '';
+local.proc.stderr?.on('data', (chunk: Buffer) => {
+  const lines = (pendingLine + chunk.toString()).split('\n');
+  pendingLine = lines.pop() ?? '';
+  for (const line of lines) {
+    const m = /^started (\S+) ([\d.]+)$/.exec(line);
+    if (m?.[1] === undefined || m[2] === undefined) continue;
+    started.set(m[1], Number(m[2]));
+    startWaiters.get(m[1])?.();
+  }
+});
+const now = () => performance.timeOrigin + performance.now();
 const floor = await startFloor(floorDir);
 // A second, read-only connection: counting finished runs must not cost the API requests.
 const reader = new Database(join(dataDir, 'remote-worker.db'), { readonly: true });
@@ -65,17 +76,17 @@ await call('PUT', '/targets/localhost', LOCALHOST_TARGET);
 const runBody = { kind: 'vm', targetId: 'localhost', asset: 'hello/site.yml' };
 
 async function waitStarted(id: string): Promise<number> {
-  for (;;) {
-    const at = started.get(id);
-    if (at !== undefined) return at;
-    await new Promise((r) => setImmediate(r));
-  }
+  const at = started.get(id);
+  if (at !== undefined) return at;
+  await new Promise<void>((resolve) => startWaiters.set(id, resolve));
+  startWaiters.delete(id);
+  return started.get(id) ?? Number.NaN;
 }
 
 // 1. Latency, one run at a time: from just before the POST is sent to the executor's start.
 const latencies: number[] = [];
 for (let i = 0; i < WARM_UP + sequential; i++) {
-  const sent = performance.now();
+  const sent = now();
   const run = await call('POST', '/runs', runBody);
   const at = await waitStarted(run.id);
   if (i >= WARM_UP) latencies.push(at - sent);
@@ -117,6 +128,6 @@ reportFigure({
 
 reader.close();
 await floor.stop();
-await local.close({ drainMs: 1000 });
+await local.stop();
 rmSync(dataDir, { recursive: true, force: true });
 rmSync(floorDir, { recursive: true, force: true });

@@ -14,6 +14,7 @@ import { FileRunSecretStore, withRunSecrets } from '../../shared/adapters/local/
 import { FileSecretSource } from '../../shared/adapters/local/secret-source.ts';
 import { RelayLauncher } from '../../shared/adapters/relay/relay-launcher.ts';
 import { openDatabase } from '../../shared/adapters/sqlite/database.ts';
+import { withDurableReads } from '../../shared/adapters/sqlite/durable-reads.ts';
 import { SqliteLaunchSlots } from '../../shared/adapters/sqlite/launch-slots.ts';
 import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
@@ -242,7 +243,13 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
       new SqliteLaunchSlots({ db }),
     ),
   };
-  const apiDeps = { ...deps, authenticate: bearerAuthenticator(token), logger };
+  // Clients read only what is durable; the dispatcher and the relay read the store as it is (durable-reads.ts).
+  const apiDeps = {
+    ...deps,
+    store: withDurableReads(store, db),
+    authenticate: bearerAuthenticator(token),
+    logger,
+  };
   const handlers: Record<string, HttpHandler> = {};
   for (const [key, make] of Object.entries(API_ROUTES)) handlers[key] = make(apiDeps);
 

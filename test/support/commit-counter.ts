@@ -1,7 +1,8 @@
 /**
  * Counts SQLite commits from a connection's statement trace (openDatabase's
  * `trace`): a transaction that wrote, or a write outside one, is one commit;
- * it is durable (one WAL fsync) unless `synchronous` was below FULL for it.
+ * it is durable (one WAL fsync) unless `synchronous` was below FULL for it
+ * and its COMMIT is not a durable write's (group-commit.ts DURABLE_COMMIT).
  * A write that changed no row still counts: the count is an upper bound.
  */
 export interface CommitCounter {
@@ -20,8 +21,10 @@ export function commitCounter(): CommitCounter {
   let durable = 0;
   let unsynced = 0;
   const commits: string[][] = [];
-  const commit = (writes: string[]) => {
-    if (full) {
+  // A durable write of group-commit.ts commits with synchronous=NORMAL and marks its COMMIT: the WAL fsync
+  // it waits for follows, off the event loop (several such commits may share one fsync).
+  const commit = (writes: string[], marked = false) => {
+    if (full || marked) {
       durable += 1;
       commits.push(writes);
     } else {
@@ -37,7 +40,7 @@ export function commitCounter(): CommitCounter {
       } else if (/^BEGIN\b/i.test(s)) {
         open = [];
       } else if (/^COMMIT\b/i.test(s)) {
-        if (open !== undefined && open.length > 0) commit(open);
+        if (open !== undefined && open.length > 0) commit(open, /durable/i.test(s));
         open = undefined;
       } else if (/^ROLLBACK\b/i.test(s)) {
         open = undefined;

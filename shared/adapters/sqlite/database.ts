@@ -83,8 +83,11 @@ export interface OpenDatabaseOptions {
  * Durability: WAL with `synchronous=FULL`. In WAL mode `NORMAL` already
  * survives a killed process (committed pages are in the OS cache), but a power
  * loss or kernel panic can roll back the last commits; `FULL` fsyncs the WAL
- * on every commit so a `202 Accepted` run survives those too. Control-plane
- * write rates make the extra fsync affordable.
+ * on every commit so a `202 Accepted` run survives those too. The run
+ * store's durable writes (submit, relay claim, terminal states) instead
+ * commit without SQLite's fsync and wait for an fdatasync of the WAL off the
+ * event loop, shared by the commits made meanwhile (group-commit.ts): the
+ * same guarantee at the moment they resolve, without blocking other requests.
  *
  * @example
  * const db = openDatabase(join(dataDir, 'remote-worker.db'));
@@ -144,11 +147,19 @@ function migrate(db: SqliteDatabase): void {
 export function commitWithoutFsync<T>(db: SqliteDatabase, write: () => T): T {
   // Inside a caller's transaction the caller's commit decides (and SQLite refuses the pragma there).
   if (db.inTransaction) return write();
+  return withoutFsync(db, () => db.transaction(write).immediate());
+}
+
+/**
+ * Run `commit` — one whole transaction, begun and committed by it — with
+ * `synchronous = NORMAL`, then set the connection back to FULL.
+ */
+export function withoutFsync<T>(db: SqliteDatabase, commit: () => T): T {
   const sync = synchronousStatements(db);
-  if (sync.level.get() !== SYNCHRONOUS_FULL) return db.transaction(write).immediate();
+  if (sync.level.get() !== SYNCHRONOUS_FULL) return commit();
   sync.normal.run();
   try {
-    return db.transaction(write).immediate();
+    return commit();
   } finally {
     sync.full.run();
   }

@@ -20,6 +20,8 @@ import { isRelayOwner } from '../../domain/run.ts';
  *   start and that write does, and the executor died with the machine; the
  *   run's terminal write, durable, fsyncs it with it.
  * A kill -9 loses nothing either way (committed pages are in the OS cache).
+ * The durable writes wait for their fsync off the event loop (group-commit.ts);
+ * the argument is the same, since that fsync covers every commit before it.
  *
  * Never deferred: a run with a cancel request (a client was answered), any
  * other runner (the launch intent precedes a cloud call), and every other

@@ -9,11 +9,11 @@ interface BodyRow {
 
 /**
  * The relay claim (RunStore.claimRelayRun) on SQLite: the check and the
- * write in one IMMEDIATE transaction, so one durable commit and nobody can
- * write between them.
+ * write, for one durable transaction (the run store runs it in a group
+ * commit, group-commit.ts), so nobody can write between them.
  *
  * @example
- * const { claimed, run } = sqliteRelayClaim(db)('run-1', { owner: 'relay:r1', at, sentVersion: 3 });
+ * const { claimed, run } = await durableWrite(db, () => sqliteRelayClaim(db)('run-1', { owner: 'relay:r1', at, sentVersion: 3 }));
  */
 export function sqliteRelayClaim(
   db: SqliteDatabase,
@@ -22,7 +22,7 @@ export function sqliteRelayClaim(
   const write = db.prepare<[string, number, string, string, number]>(
     'UPDATE runs SET state = ?, version = ?, body = ? WHERE id = ? AND version = ?',
   );
-  return db.transaction((runId: string, c: RelayClaimRequest): RelayClaimResult => {
+  return (runId: string, c: RelayClaimRequest): RelayClaimResult => {
     const row = read.get(runId);
     const run = row === undefined ? undefined : (JSON.parse(row.body) as Run);
     if (run === undefined || !isSentRecord(run, c.sentVersion) || !relayClaimable(run)) {
@@ -31,7 +31,7 @@ export function sqliteRelayClaim(
     const claimed = claimForRelay(run, c.owner, c.at, claimedVersion(c.sentVersion));
     write.run(claimed.state, claimed.version, JSON.stringify(claimed), runId, run.version);
     return { claimed: true, run: claimed };
-  }).immediate;
+  };
 }
 
 /**

@@ -25,6 +25,7 @@ import {
 } from '../../ports/run-store.ts';
 import { commitWithoutFsync, type SqliteDatabase } from './database.ts';
 import { mayDeferFsync } from './durability.ts';
+import { durableWrite } from './group-commit.ts';
 import { sqliteGetRuns, sqliteRelayClaim } from './relay-claim.ts';
 import { SqliteWorkQueue } from './work-queue.ts';
 
@@ -124,7 +125,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   /**
-   * One commit: the run, its idempotency key and, when `options.enqueue`
+   * One durable commit (its fsync shared with concurrent ones: group-commit.ts): the run, its idempotency key and, when `options.enqueue`
    * names a queue in this database, its message (so a run is never recorded
    * without it, nor announced without being recorded).
    */
@@ -145,28 +146,29 @@ export class SqliteRunStore implements RunStore {
         ? message.queue
         : undefined;
     let wake: (() => void) | undefined;
-    const result = this.#db
-      .transaction((): { run: Run; created: boolean; enqueued?: boolean } => {
-        if (idempotencyKey !== undefined && fingerprint !== undefined) {
-          const first = this.#firstRunFor(idempotencyKey, fingerprint);
-          if (first !== undefined) return { run: first, created: false };
-        }
-        this.#insert(run);
-        if (idempotencyKey !== undefined && fingerprint !== undefined) {
-          this.#insertKey.run(
-            idempotencyKey,
-            fingerprint,
-            run.id,
-            this.#clock.nowMs() + this.#idempotencyTtlMs,
-          );
-        }
-        if (queue === undefined || message === undefined) return { run, created: true };
-        wake = queue.sendWithin(this.#db, message.body);
-        return { run, created: true, enqueued: true };
-      })
-      .immediate();
+    const durable = durableWrite(this.#db, (): { run: Run; created: boolean; enqueued?: boolean } => {
+      if (idempotencyKey !== undefined && fingerprint !== undefined) {
+        const first = this.#firstRunFor(idempotencyKey, fingerprint);
+        if (first !== undefined) return { run: first, created: false };
+      }
+      this.#insert(run);
+      if (idempotencyKey !== undefined && fingerprint !== undefined) {
+        this.#insertKey.run(
+          idempotencyKey,
+          fingerprint,
+          run.id,
+          this.#clock.nowMs() + this.#idempotencyTtlMs,
+        );
+      }
+      if (queue === undefined || message === undefined) return { run, created: true };
+      wake = queue.sendWithin(this.#db, message.body);
+      return { run, created: true, enqueued: true };
+    });
+    // Committed, not yet fsynced: the dispatcher may start while the fsync runs. It tells nobody outside the
+    // process before a durable write of its own, whose fsync covers this commit too (the WAL is written in
+    // order: durability.ts); the 202 still waits for this one's fsync.
     wake?.();
-    return result;
+    return durable;
   }
 
   /** The run an unexpired key already made, if any; a key used for a different request throws. */
@@ -183,11 +185,9 @@ export class SqliteRunStore implements RunStore {
   }
 
   async createRuns(runs: readonly Run[]): Promise<void> {
-    this.#db
-      .transaction(() => {
-        for (const run of runs) this.#insert(run);
-      })
-      .immediate();
+    await durableWrite(this.#db, () => {
+      for (const run of runs) this.#insert(run);
+    });
   }
 
   async getRun(id: string): Promise<Run | undefined> {
@@ -211,7 +211,9 @@ export class SqliteRunStore implements RunStore {
         expectedVersion,
       );
     // A local run's steps before the relay's (durable) claim need no fsync of their own: durability.ts.
-    const result = mayDeferFsync(run) ? commitWithoutFsync(this.#db, write) : write();
+    const result = mayDeferFsync(run)
+      ? commitWithoutFsync(this.#db, write)
+      : await durableWrite(this.#db, write);
     if (result.changes === 1) return run;
 
     const stored = this.#getVersion.get(run.id);
@@ -280,7 +282,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   /**
-   * One immediate transaction, so one durable commit: the queued run is
+   * One transaction, so one durable commit (group-commit.ts): the queued run is
    * turned into its claim in process and written with one UPDATE … WHERE
    * state = 'queued' RETURNING; any other run is answered as stored.
    */
@@ -298,19 +300,19 @@ export class SqliteRunStore implements RunStore {
     // A local run's claim is one of the steps before the relay's durable claim (durability.ts): no fsync of its own.
     const before = this.#read(id);
     const deferrable = before?.state === 'queued' && mayDeferFsync(claimedRun(before, claim));
-    return deferrable ? commitWithoutFsync(this.#db, write) : this.#db.transaction(write).immediate();
+    return deferrable ? commitWithoutFsync(this.#db, write) : durableWrite(this.#db, write);
   }
 
-  /** One IMMEDIATE transaction: the check and the write (shared/adapters/sqlite/relay-claim.ts). */
+  /** One durable transaction (a group commit): the check and the write (shared/adapters/sqlite/relay-claim.ts). */
   async claimRelayRun(runId: string, claim: RelayClaimRequest): Promise<RelayClaimResult> {
-    return this.#relayClaim(runId, claim);
+    return durableWrite(this.#db, () => this.#relayClaim(runId, claim));
   }
 
   async getRuns(ids: readonly string[]): Promise<readonly Run[]> {
     return this.#getRuns(ids);
   }
 
-  /** One IMMEDIATE transaction: the check (advanceApplies) and the write of advancedRun. */
+  /** One durable transaction (a group commit): the check (advanceApplies) and the write of advancedRun. */
   async advanceRun(id: string, advance: RunAdvance): Promise<RunAdvanceResult> {
     const write = (): RunAdvanceResult => {
       const stored = this.#read(id);
@@ -326,7 +328,7 @@ export class SqliteRunStore implements RunStore {
       );
       return { advanced: true, run: next };
     };
-    return this.#db.transaction(write).immediate();
+    return durableWrite(this.#db, write);
   }
 
   #read(id: string): Run | undefined {

@@ -122,6 +122,7 @@ export class SqliteWorkQueue implements WorkQueue {
   readonly #setVisibility;
   readonly #release;
   readonly #depth;
+  readonly #anyVisible;
 
   constructor(options: SqliteWorkQueueOptions) {
     const { db, name, visibilityTimeoutSeconds, maxReceiveCount, deadLetter } = options;
@@ -155,6 +156,11 @@ export class SqliteWorkQueue implements WorkQueue {
       `SELECT seq, id, body, sent_at, receive_count FROM messages
        WHERE queue = ? AND visible_at_ms <= ? ORDER BY visible_at_ms, seq LIMIT ?`,
     );
+    this.#anyVisible = db
+      .prepare<[string, number], number>(
+        'SELECT 1 FROM messages WHERE queue = ? AND visible_at_ms <= ? LIMIT 1',
+      )
+      .pluck();
     this.#markReceived = db.prepare<[number, string, number]>(
       'UPDATE messages SET receive_count = receive_count + 1, visible_at_ms = ?, receipt = ? WHERE seq = ?',
     );
@@ -297,6 +303,9 @@ export class SqliteWorkQueue implements WorkQueue {
    * lease anyway; the next durable commit makes it durable.
    */
   #receiveNow(max: number, visibilitySeconds: number): QueueMessage[] {
+    // An empty queue (most wake-ups and polls) is answered by one read, without taking the write lock.
+    if (!this.#db.inTransaction && this.#anyVisible.get(this.name, this.#clock.nowMs()) === undefined)
+      return [];
     return commitWithoutFsync(this.#db, (): QueueMessage[] => {
       const now = this.#clock.nowMs();
       const out: QueueMessage[] = [];
