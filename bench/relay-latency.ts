@@ -66,6 +66,8 @@ async function relaySample(withTarget: boolean): Promise<number> {
   while (!rig.started.has(id)) await sleep(0.2);
   const t1 = rig.started.get(id) ?? Number.NaN;
   while ((await rig.stateOf(id)) !== 'succeeded') await sleep(2);
+  // Its message deleted too, as the floor's is: the next sample must not start beside this one's tail.
+  while (!(await rig.queueEmpty())) await sleep(2);
   return t1 - t0;
 }
 

@@ -12,16 +12,17 @@ import {
   type RunState,
   transition,
 } from '../../shared/domain/run.ts';
-import { decodeRelayMessage, type RelayPlan } from '../../shared/domain/run-message.ts';
+import { decodeRelayMessage, type RelayMessage, type RelayPlan } from '../../shared/domain/run-message.ts';
 import { SHIM_PREFIX } from '../../shared/domain/shim-protocol.ts';
 import { detectTrouble } from '../../shared/domain/troubleshooting.ts';
+import { KeyedLock } from '../../shared/lib/keyed-lock.ts';
 import { sleep } from '../../shared/lib/sleep.ts';
 import type { RunningExecution } from '../../shared/ports/executor.ts';
 import type { QueueMessage } from '../../shared/ports/work-queue.ts';
 import type { RelayAgentOptions } from './agent-options.ts';
 import { CancelWatch } from './cancel-watch.ts';
 import { LogShipper } from './log-shipper.ts';
-import { startOrResume } from './task-start.ts';
+import { locateEarly, type StartOptions, startOrResume } from './task-start.ts';
 import { watchTask } from './task-watch.ts';
 
 interface Active {
@@ -65,6 +66,9 @@ export class RelayAgent {
   private readonly concurrency: number;
   private readonly visibility: number;
   private readonly cancels: CancelWatch;
+  /** Messages being handled (decoded, claimed) and not yet tracked or let go. */
+  private readonly handling = new Set<Promise<void>>();
+  private readonly perRun = new KeyedLock();
 
   constructor(private readonly o: RelayAgentOptions) {
     this.owner = `${RELAY_OWNER_PREFIX}${o.id}`;
@@ -89,6 +93,7 @@ export class RelayAgent {
   async stop(drainMs = 30_000): Promise<void> {
     this.running = false;
     await this.loop;
+    await Promise.all(this.handling); // claims in flight: each ends tracked (below) or handed back
     const all = Promise.all([...this.active.values()].map((a) => a.done));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([all, new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)))]);
@@ -114,7 +119,7 @@ export class RelayAgent {
 
   private async pollLoop(): Promise<void> {
     while (this.running) {
-      const room = this.concurrency - this.active.size;
+      const room = this.concurrency - this.active.size - this.handling.size;
       if (room <= 0) {
         await this.slotFreed();
         continue;
@@ -136,20 +141,33 @@ export class RelayAgent {
         for (const m of messages) await this.o.queue.changeVisibility(m.receiptHandle, 0).catch(() => {});
         break;
       }
-      for (const message of messages) {
-        // A store error leaves the message where it is: it comes back when its visibility ends.
-        await this.onMessage(message).catch((error: unknown) =>
-          this.o.logger.error('relay: message handling failed; it will be delivered again', {
-            messageId: message.id,
-            error: error as Error,
-          }),
-        );
-      }
+      // Claimed beside each other and beside the next long poll, which opens at once: a receive
+      // never waits for the claims of the messages before it (they count against the room).
+      await Promise.all(messages.map((message) => this.handle(message)));
     }
   }
 
-  private async onMessage(message: QueueMessage): Promise<void> {
+  /** Handle one message in the background; two messages for one run are handled one after the other. */
+  private handle(message: QueueMessage): Promise<void> {
     const decoded = decodeRelayMessage(message.body);
+    const handled = this.perRun
+      .run(decoded?.runId ?? message.id, () => this.onMessage(message, decoded))
+      // A store error leaves the message where it is: it comes back when its visibility ends.
+      .catch((error: unknown) =>
+        this.o.logger.error('relay: message handling failed; it will be delivered again', {
+          messageId: message.id,
+          error: error as Error,
+        }),
+      )
+      .finally(() => {
+        this.handling.delete(handled);
+        this.wake();
+      });
+    this.handling.add(handled);
+    return handled;
+  }
+
+  private async onMessage(message: QueueMessage, decoded: RelayMessage | undefined): Promise<void> {
     if (decoded === undefined) {
       this.o.logger.error('relay: poison message dropped', { messageId: message.id });
       await this.o.queue.delete(message.receiptHandle);
@@ -165,6 +183,7 @@ export class RelayAgent {
     if (decoded.version === undefined) {
       run = await this.o.store.getRun(runId); // the old shape: no version to claim from
     } else {
+      const asset = locateEarly(this.o, decoded.plan);
       const claim = await this.o.store.claimRelayRun(runId, {
         owner: this.owner,
         at: this.now(),
@@ -172,7 +191,12 @@ export class RelayAgent {
       });
       if (claim.claimed) {
         const claimed = claim.run;
-        this.track(runId, message.receiptHandle, () => this.execute(claimed, decoded.plan, true));
+        this.track(runId, message.receiptHandle, () =>
+          this.execute(claimed, decoded.plan, {
+            freshClaim: true,
+            ...(asset === undefined ? {} : { asset }),
+          }),
+        );
         return;
       }
       run = claim.run; // not the record the message was sent for: decide from what is stored
@@ -199,7 +223,13 @@ export class RelayAgent {
     this.track(runId, message.receiptHandle, () => this.claimAndExecute(known, decoded.plan));
   }
 
-  /** Resolves when a run finishes (or after a second, so a stop request is noticed). */
+  /** Tell a poll loop waiting for room that some may have freed up. */
+  private wake(): void {
+    this.freed?.();
+    this.freed = undefined;
+  }
+
+  /** Resolves when a run finishes or a message's handling ends (or after a second, so a stop request is noticed). */
   private slotFreed(): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, 1000);
@@ -229,8 +259,7 @@ export class RelayAgent {
       .then(async (handled) => {
         clearInterval(heartbeat);
         this.active.delete(runId);
-        this.freed?.();
-        this.freed = undefined;
+        this.wake();
         const run = handled ?? (await this.o.store.getRun(runId).catch(() => undefined));
         // Only a settled run's message is deleted: anything else comes back and is picked up again.
         if (entry.receipt !== undefined && (run === undefined || isTerminal(run.state))) {
@@ -259,7 +288,11 @@ export class RelayAgent {
   }
 
   /** Start (or resume) the task of a run this relay has claimed, record it running, and see it to its end. */
-  private async execute(claimed: Run, plan: RelayPlan | undefined, freshClaim = false): Promise<Handled> {
+  private async execute(
+    claimed: Run,
+    plan: RelayPlan | undefined,
+    known: Pick<StartOptions, 'freshClaim' | 'asset'> = {},
+  ): Promise<Handled> {
     const runId = claimed.id;
     let run = claimed;
     if (run.cancelRequested) return this.settle(runId, 'cancelled', 'Cancelled before it started');
@@ -270,7 +303,7 @@ export class RelayAgent {
     try {
       execution = await startOrResume(this.o, run, shipper, workDir, {
         ...(plan?.target === undefined ? {} : { target: plan.target }),
-        freshClaim,
+        ...known,
       });
     } catch (error) {
       const what = error instanceof DomainError ? error.message : 'The relay could not start the task';

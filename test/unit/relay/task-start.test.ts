@@ -1,9 +1,9 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LogShipper } from '../../../runners/relay/log-shipper.ts';
-import { ATTEMPT_FILE, startOrResume } from '../../../runners/relay/task-start.ts';
+import { ATTEMPT_FILE, locateEarly, startOrResume } from '../../../runners/relay/task-start.ts';
 import { LocalAssetStore } from '../../../shared/adapters/local/asset-store.ts';
 import { FileSecretSource } from '../../../shared/adapters/local/secret-source.ts';
 import { openDatabase, type SqliteDatabase } from '../../../shared/adapters/sqlite/database.ts';
@@ -128,5 +128,52 @@ describe('startOrResume', () => {
 
     expect(executor.resumed).toEqual([]);
     expect(executor.started.map((r) => r.runId)).toEqual(['run-3']);
+  });
+
+  it('starts with the asset located beside the claim, without locating it again', async () => {
+    const run = await launched('run-4');
+    const o = options();
+    const asset = locateEarly(o, { kind: 'vm', targetId: 'vm-1', asset: run.asset, image: 'img' });
+    const locate = vi.spyOn(o.assets, 'locate');
+    const shipper = new LogShipper(logs, run.id);
+
+    await startOrResume(o, run, shipper, join(dir, 'work', 'run-4'), {
+      freshClaim: true,
+      ...(asset === undefined ? {} : { asset }),
+    });
+    await shipper.close();
+
+    expect(asset?.path).toBe(run.asset);
+    expect(locate).not.toHaveBeenCalled();
+    expect(executor.started[0]?.spec.asset).toEqual(
+      await new LocalAssetStore({ root: PLAYBOOKS_ROOT }).locate(run.asset),
+    );
+  });
+
+  it('fails the start, naming the asset, when the asset located beside the claim is missing', async () => {
+    const run = { ...(await launched('run-5')), asset: 'missing/site.yml' };
+    const o = options();
+    const asset = locateEarly(o, { kind: 'vm', targetId: 'vm-1', asset: run.asset, image: 'img' });
+    // A claim that loses never asks for it: that must not be an unhandled rejection.
+    locateEarly(o, { kind: 'vm', targetId: 'vm-1', asset: 'missing/other.yml', image: 'img' });
+    const shipper = new LogShipper(logs, run.id);
+
+    const started = startOrResume(o, run, shipper, join(dir, 'work', 'run-5'), {
+      freshClaim: true,
+      ...(asset === undefined ? {} : { asset }),
+    });
+
+    await expect(started).rejects.toThrow('Asset "missing/site.yml" does not exist');
+    expect(executor.started).toEqual([]);
+    expect(existsSync(join(dir, 'work', 'run-5'))).toBe(false);
+  });
+
+  it('locates nothing early when assets are not files on this host', () => {
+    const o = options();
+    const storage = { setup: { active: 's3' as const }, assets: o.assets };
+
+    const asset = locateEarly({ ...o, storage }, { kind: 'vm', asset: 'hello/site.yml', image: 'img' });
+
+    expect(asset).toBeUndefined();
   });
 });
