@@ -21,8 +21,9 @@ import type { RunningExecution } from '../../shared/ports/executor.ts';
 import type { QueueMessage } from '../../shared/ports/work-queue.ts';
 import type { RelayAgentOptions } from './agent-options.ts';
 import { CancelWatch } from './cancel-watch.ts';
+import { lookEarly } from './early-lookups.ts';
 import { LogShipper } from './log-shipper.ts';
-import { locateEarly, type StartOptions, startOrResume } from './task-start.ts';
+import { type StartOptions, startOrResume } from './task-start.ts';
 import { watchTask } from './task-watch.ts';
 
 interface Active {
@@ -183,7 +184,7 @@ export class RelayAgent {
     if (decoded.version === undefined) {
       run = await this.o.store.getRun(runId); // the old shape: no version to claim from
     } else {
-      const asset = locateEarly(this.o, decoded.plan);
+      const early = lookEarly(this.o, decoded.plan);
       const claim = await this.o.store.claimRelayRun(runId, {
         owner: this.owner,
         at: this.now(),
@@ -192,10 +193,7 @@ export class RelayAgent {
       if (claim.claimed) {
         const claimed = claim.run;
         this.track(runId, message.receiptHandle, () =>
-          this.execute(claimed, decoded.plan, {
-            freshClaim: true,
-            ...(asset === undefined ? {} : { asset }),
-          }),
+          this.execute(claimed, decoded.plan, { freshClaim: true, early }),
         );
         return;
       }
@@ -291,7 +289,7 @@ export class RelayAgent {
   private async execute(
     claimed: Run,
     plan: RelayPlan | undefined,
-    known: Pick<StartOptions, 'freshClaim' | 'asset'> = {},
+    known: Pick<StartOptions, 'freshClaim' | 'early'> = {},
   ): Promise<Handled> {
     const runId = claimed.id;
     let run = claimed;

@@ -2,8 +2,9 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { lookEarly } from '../../../runners/relay/early-lookups.ts';
 import { LogShipper } from '../../../runners/relay/log-shipper.ts';
-import { ATTEMPT_FILE, locateEarly, startOrResume } from '../../../runners/relay/task-start.ts';
+import { ATTEMPT_FILE, startOrResume } from '../../../runners/relay/task-start.ts';
 import { LocalAssetStore } from '../../../shared/adapters/local/asset-store.ts';
 import { FileSecretSource } from '../../../shared/adapters/local/secret-source.ts';
 import { openDatabase, type SqliteDatabase } from '../../../shared/adapters/sqlite/database.ts';
@@ -130,38 +131,48 @@ describe('startOrResume', () => {
     expect(executor.started.map((r) => r.runId)).toEqual(['run-3']);
   });
 
-  it('starts with the asset located beside the claim, without locating it again', async () => {
+  const plan = (asset: string, withTarget = false) => ({
+    kind: 'vm' as const,
+    targetId: 'vm-1',
+    asset,
+    image: 'img',
+    ...(withTarget ? { target: vmTarget('vm-1') } : {}),
+  });
+
+  it('starts with the asset and target looked up beside the claim, asking for neither again', async () => {
     const run = await launched('run-4');
     const o = options();
-    const asset = locateEarly(o, { kind: 'vm', targetId: 'vm-1', asset: run.asset, image: 'img' });
+    const early = lookEarly(o, plan(run.asset));
     const locate = vi.spyOn(o.assets, 'locate');
+    const getTarget = vi.spyOn(o.targets, 'getTarget');
     const shipper = new LogShipper(logs, run.id);
 
-    await startOrResume(o, run, shipper, join(dir, 'work', 'run-4'), {
-      freshClaim: true,
-      ...(asset === undefined ? {} : { asset }),
-    });
+    await startOrResume(o, run, shipper, join(dir, 'work', 'run-4'), { freshClaim: true, early });
     await shipper.close();
 
-    expect(asset?.path).toBe(run.asset);
+    expect(early.asset?.path).toBe(run.asset);
+    expect(early.target?.id).toBe('vm-1');
     expect(locate).not.toHaveBeenCalled();
-    expect(executor.started[0]?.spec.asset).toEqual(
-      await new LocalAssetStore({ root: PLAYBOOKS_ROOT }).locate(run.asset),
-    );
+    expect(getTarget).not.toHaveBeenCalled();
+    expect(executor.started[0]?.spec).toMatchObject({
+      asset: await new LocalAssetStore({ root: PLAYBOOKS_ROOT }).locate(run.asset),
+      inventory: { all: { hosts: { 'vm-1': expect.anything() } } },
+    });
+  });
+
+  it('reads no target early when the plan carries it', () => {
+    expect(lookEarly(options(), plan('hello/site.yml', true)).target).toBeUndefined();
   });
 
   it('fails the start, naming the asset, when the asset located beside the claim is missing', async () => {
     const run = { ...(await launched('run-5')), asset: 'missing/site.yml' };
     const o = options();
-    const asset = locateEarly(o, { kind: 'vm', targetId: 'vm-1', asset: run.asset, image: 'img' });
-    // A claim that loses never asks for it: that must not be an unhandled rejection.
-    locateEarly(o, { kind: 'vm', targetId: 'vm-1', asset: 'missing/other.yml', image: 'img' });
+    const early = lookEarly(o, plan(run.asset, true));
+    // A claim that loses never asks for what it looked up: that must not be an unhandled rejection.
+    lookEarly(o, plan('missing/other.yml'));
     const shipper = new LogShipper(logs, run.id);
 
-    const started = startOrResume(o, run, shipper, join(dir, 'work', 'run-5'), {
-      freshClaim: true,
-      ...(asset === undefined ? {} : { asset }),
-    });
+    const started = startOrResume(o, run, shipper, join(dir, 'work', 'run-5'), { freshClaim: true, early });
 
     await expect(started).rejects.toThrow('Asset "missing/site.yml" does not exist');
     expect(executor.started).toEqual([]);
@@ -172,8 +183,42 @@ describe('startOrResume', () => {
     const o = options();
     const storage = { setup: { active: 's3' as const }, assets: o.assets };
 
-    const asset = locateEarly({ ...o, storage }, { kind: 'vm', asset: 'hello/site.yml', image: 'img' });
+    expect(lookEarly({ ...o, storage }, plan('hello/site.yml')).asset).toBeUndefined();
+  });
 
-    expect(asset).toBeUndefined();
+  it("reads the run's secret bindings side by side, each handed to the task under its own variable", async () => {
+    const run = {
+      ...(await launched('run-6')),
+      secrets: [
+        { var: 'token_a', secret: 'a' },
+        { var: 'token_b', secret: 'b' },
+      ],
+    };
+    // Each read is answered only once both are asked for: reads one after the other never finish.
+    const asked: string[] = [];
+    let bothAsked: () => void = () => {};
+    const both = new Promise<void>((resolve) => {
+      bothAsked = resolve;
+    });
+    const secrets = {
+      get: async (name: string) => {
+        asked.push(name);
+        if (asked.length === 2) bothAsked();
+        await both;
+        return `value-${name}`;
+      },
+    };
+    const shipper = new LogShipper(logs, run.id);
+
+    await startOrResume({ ...options(), secrets }, run, shipper, join(dir, 'work', 'run-6'), {
+      freshClaim: true,
+    });
+    await shipper.close();
+
+    expect(asked.sort()).toEqual(['a', 'b']);
+    const request = executor.started[0];
+    const envOf = (v: string) => request?.spec.secretVars.find((s) => s.var === v)?.env ?? '';
+    expect(request?.secretEnv[envOf('token_a')]).toBe('value-a');
+    expect(request?.secretEnv[envOf('token_b')]).toBe('value-b');
   });
 });
