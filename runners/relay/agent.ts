@@ -142,13 +142,17 @@ export class RelayAgent {
         for (const m of messages) await this.o.queue.changeVisibility(m.receiptHandle, 0).catch(() => {});
         break;
       }
-      // Claimed beside each other and beside the next long poll, which opens at once: a receive
-      // never waits for the claims of the messages before it (they count against the room).
+      // The messages of one receive are claimed side by side; the next long poll opens once they are
+      // answered (not when their runs end), so on one shared endpoint its request does not compete
+      // with the claims on their way to the start.
       await Promise.all(messages.map((message) => this.handle(message)));
     }
   }
 
-  /** Handle one message in the background; two messages for one run are handled one after the other. */
+  /**
+   * Handle one message up to its run being tracked (or the message let go); two messages for
+   * one run are handled one after the other, so the second finds the first's run tracked.
+   */
   private handle(message: QueueMessage): Promise<void> {
     const decoded = decodeRelayMessage(message.body);
     const handled = this.perRun
