@@ -56,16 +56,21 @@ async function floorSample(): Promise<number> {
 }
 
 let n = 0;
+/** Each measured run's start of the clock, to cut its path into parts (rig.moments). */
+const clockStarts = new Map<string, number>();
 /** One relay run: the send (and the dispatcher's launched write) until the executor is asked to start. */
 async function relaySample(withTarget: boolean): Promise<number> {
   const id = `run-${String(++n).padStart(4, '0')}`;
   const run = await rig.intent(id);
   await sleep(30); // the relay's long poll is waiting, as the floor's is
   const t0 = performance.now();
+  clockStarts.set(id, t0);
   await rig.handOver(run, withTarget);
   while (!rig.started.has(id)) await sleep(0.2);
   const t1 = rig.started.get(id) ?? Number.NaN;
   while ((await rig.stateOf(id)) !== 'succeeded') await sleep(2);
+  // Its message deleted too, as the floor's is: the next sample must not start beside this one's tail.
+  while (!(await rig.queueEmpty())) await sleep(2);
   return t1 - t0;
 }
 
@@ -77,11 +82,28 @@ for (let i = 0; i < 3; i++) {
 const floor: number[] = [];
 const relay: number[] = [];
 const relayWithoutTarget: number[] = [];
+const measured: string[] = [];
 for (let i = 0; i < SAMPLES; i++) {
   floor.push(await floorSample());
   relay.push(await relaySample(true));
+  measured.push(`run-${String(n).padStart(4, '0')}`);
   if (i % 3 === 0) relayWithoutTarget.push(await relaySample(false));
 }
+/** The median of one part of the path of the measured runs (with the target), from `from` to `to`. */
+const part = (from: (id: string) => number | undefined, to: (id: string) => number | undefined) =>
+  quantile(
+    measured.map((id) => (to(id) ?? Number.NaN) - (from(id) ?? Number.NaN)),
+    0.5,
+  );
+const moment = (key: 'sent' | 'received' | 'claimSent' | 'claimed') => (id: string) =>
+  rig.moments.get(id)?.[key];
+const parts = {
+  'enqueue → send answered': part((id) => clockStarts.get(id), moment('sent')),
+  'enqueue → receive answered': part((id) => clockStarts.get(id), moment('received')),
+  'receive answered → claim sent': part(moment('received'), moment('claimSent')),
+  'claim sent → claim answered': part(moment('claimSent'), moment('claimed')),
+  'claim answered → executor start': part(moment('claimed'), (id) => rig.started.get(id)),
+};
 
 // The AWS calls of one run: before its task starts (starts held open), and from the send to terminal.
 const open = rig.holdStarts();
@@ -106,6 +128,8 @@ console.log(`  relay: enqueue → executor start             ${show(relay)}`);
 console.log(
   `  relay, message without the target           ${show(relayWithoutTarget)} (dispatch not passing it)`,
 );
+console.log('  the relay path in parts (medians of each part; SDK middleware timestamps):');
+for (const [name, ms] of Object.entries(parts)) console.log(`    ${name.padEnd(34)} ${ms.toFixed(1)} ms`);
 const table = (m: Map<string, number>) =>
   [...m.entries()]
     .sort()

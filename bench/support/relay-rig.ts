@@ -15,11 +15,63 @@ import { RelayLauncher } from '../../shared/adapters/relay/relay-launcher.ts';
 import { SqsWorkQueue } from '../../shared/adapters/sqs/work-queue.ts';
 import { settleRun } from '../../shared/app/run-updates.ts';
 import { amend, newRun, type Run, transition } from '../../shared/domain/run.ts';
+import { decodeRelayMessage } from '../../shared/domain/run-message.ts';
 import type { Target } from '../../shared/domain/target.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import type { Executor, RunningExecution } from '../../shared/ports/executor.ts';
 import { createRunTable } from '../../test/support/moto.ts';
 import type { CallCounter } from './call-counter.ts';
+
+/** When, per run, the calls on its way to the start answered or went out (performance.now()). */
+export interface RelayMoments {
+  /** The dispatcher's SendMessage answered. */
+  sent?: number;
+  /** The relay's ReceiveMessage holding it answered. */
+  received?: number;
+  /** The relay's claim (UpdateItem) went out, and answered. */
+  claimSent?: number;
+  claimed?: number;
+}
+
+type Step = (
+  next: (args: unknown) => Promise<unknown>,
+  context: { commandName?: string },
+) => (args: unknown) => Promise<unknown>;
+
+/** Records RelayMoments from the relay's own clients, by run id (its message body, its claim's key). */
+function recordMoments(moments: Map<string, RelayMoments>, sqs: SQSClient, dynamodb: DynamoDBClient): void {
+  const of = (id: string) => moments.get(id) ?? moments.set(id, {}).get(id) ?? {};
+  type Io = { input?: { MessageBody?: string; Key?: { pk?: { S?: string } } } };
+  const onSqs: Step = (next, context) => async (args) => {
+    const answer = (await next(args)) as { output?: { Messages?: { Body?: string }[] } };
+    const now = performance.now();
+    if (context.commandName === 'SendMessageCommand') {
+      const id = decodeRelayMessage((args as Io).input?.MessageBody ?? '')?.runId;
+      if (id !== undefined) of(id).sent = now;
+    }
+    for (const m of answer.output?.Messages ?? []) {
+      const id = decodeRelayMessage(m.Body ?? '')?.runId;
+      if (id !== undefined) of(id).received ??= now;
+    }
+    return answer;
+  };
+  const onDynamo: Step = (next, context) => async (args) => {
+    const id = (args as Io).input?.Key?.pk?.S?.replace(/^RUN#/, '');
+    if (context.commandName !== 'UpdateItemCommand' || id === undefined) return next(args);
+    of(id).claimSent ??= performance.now();
+    const answer = await next(args);
+    of(id).claimed ??= performance.now();
+    return answer;
+  };
+  (sqs.middlewareStack as unknown as { add(m: Step, o: object): void }).add(onSqs, {
+    step: 'initialize',
+    name: 'relayRigMoments',
+  });
+  (dynamodb.middlewareStack as unknown as { add(m: Step, o: object): void }).add(onDynamo, {
+    step: 'initialize',
+    name: 'relayRigMoments',
+  });
+}
 
 const PLAYBOOKS = fileURLToPath(new URL('../../examples/playbooks', import.meta.url));
 const IMAGE = 'chrweav/ansible-winrm:latest';
@@ -43,6 +95,8 @@ export async function relayRig(
   const sqs = counter.count('SQS', new SQSClient(config));
   // Output is counted apart: how many chunks it ships in depends on when the shipper flushes.
   const logsDynamodb = counter.count('DynamoDB(logs)', new DynamoDBClient(config));
+  const moments = new Map<string, RelayMoments>();
+  recordMoments(moments, sqs, dynamodb);
   const tableName = `runs-${randomUUID().slice(0, 8)}`;
   await createRunTable(setupDynamo, tableName);
   const queueUrl = async (name: string) =>
@@ -129,6 +183,8 @@ export async function relayRig(
     queue,
     agent,
     started,
+    /** Per run: when its send, receive and claim answered (with `started`, the path to the start in parts). */
+    moments,
     floorUrl,
     sqs: setupSqs,
     intent,

@@ -12,16 +12,18 @@ import {
   type RunState,
   transition,
 } from '../../shared/domain/run.ts';
-import { decodeRelayMessage, type RelayPlan } from '../../shared/domain/run-message.ts';
+import { decodeRelayMessage, type RelayMessage, type RelayPlan } from '../../shared/domain/run-message.ts';
 import { SHIM_PREFIX } from '../../shared/domain/shim-protocol.ts';
 import { detectTrouble } from '../../shared/domain/troubleshooting.ts';
+import { KeyedLock } from '../../shared/lib/keyed-lock.ts';
 import { sleep } from '../../shared/lib/sleep.ts';
 import type { RunningExecution } from '../../shared/ports/executor.ts';
 import type { QueueMessage } from '../../shared/ports/work-queue.ts';
 import type { RelayAgentOptions } from './agent-options.ts';
 import { CancelWatch } from './cancel-watch.ts';
+import { lookEarly } from './early-lookups.ts';
 import { LogShipper } from './log-shipper.ts';
-import { startOrResume } from './task-start.ts';
+import { type StartOptions, startOrResume } from './task-start.ts';
 import { watchTask } from './task-watch.ts';
 
 interface Active {
@@ -65,6 +67,9 @@ export class RelayAgent {
   private readonly concurrency: number;
   private readonly visibility: number;
   private readonly cancels: CancelWatch;
+  /** Messages being handled (decoded, claimed) and not yet tracked or let go. */
+  private readonly handling = new Set<Promise<void>>();
+  private readonly perRun = new KeyedLock();
 
   constructor(private readonly o: RelayAgentOptions) {
     this.owner = `${RELAY_OWNER_PREFIX}${o.id}`;
@@ -89,6 +94,7 @@ export class RelayAgent {
   async stop(drainMs = 30_000): Promise<void> {
     this.running = false;
     await this.loop;
+    await Promise.all(this.handling); // claims in flight: each ends tracked (below) or handed back
     const all = Promise.all([...this.active.values()].map((a) => a.done));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([all, new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)))]);
@@ -114,7 +120,7 @@ export class RelayAgent {
 
   private async pollLoop(): Promise<void> {
     while (this.running) {
-      const room = this.concurrency - this.active.size;
+      const room = this.concurrency - this.active.size - this.handling.size;
       if (room <= 0) {
         await this.slotFreed();
         continue;
@@ -136,20 +142,37 @@ export class RelayAgent {
         for (const m of messages) await this.o.queue.changeVisibility(m.receiptHandle, 0).catch(() => {});
         break;
       }
-      for (const message of messages) {
-        // A store error leaves the message where it is: it comes back when its visibility ends.
-        await this.onMessage(message).catch((error: unknown) =>
-          this.o.logger.error('relay: message handling failed; it will be delivered again', {
-            messageId: message.id,
-            error: error as Error,
-          }),
-        );
-      }
+      // The messages of one receive are claimed side by side; the next long poll opens once they are
+      // answered (not when their runs end), so on one shared endpoint its request does not compete
+      // with the claims on their way to the start.
+      await Promise.all(messages.map((message) => this.handle(message)));
     }
   }
 
-  private async onMessage(message: QueueMessage): Promise<void> {
+  /**
+   * Handle one message up to its run being tracked (or the message let go); two messages for
+   * one run are handled one after the other, so the second finds the first's run tracked.
+   */
+  private handle(message: QueueMessage): Promise<void> {
     const decoded = decodeRelayMessage(message.body);
+    const handled = this.perRun
+      .run(decoded?.runId ?? message.id, () => this.onMessage(message, decoded))
+      // A store error leaves the message where it is: it comes back when its visibility ends.
+      .catch((error: unknown) =>
+        this.o.logger.error('relay: message handling failed; it will be delivered again', {
+          messageId: message.id,
+          error: error as Error,
+        }),
+      )
+      .finally(() => {
+        this.handling.delete(handled);
+        this.wake();
+      });
+    this.handling.add(handled);
+    return handled;
+  }
+
+  private async onMessage(message: QueueMessage, decoded: RelayMessage | undefined): Promise<void> {
     if (decoded === undefined) {
       this.o.logger.error('relay: poison message dropped', { messageId: message.id });
       await this.o.queue.delete(message.receiptHandle);
@@ -165,6 +188,7 @@ export class RelayAgent {
     if (decoded.version === undefined) {
       run = await this.o.store.getRun(runId); // the old shape: no version to claim from
     } else {
+      const early = lookEarly(this.o, decoded.plan);
       const claim = await this.o.store.claimRelayRun(runId, {
         owner: this.owner,
         at: this.now(),
@@ -172,7 +196,9 @@ export class RelayAgent {
       });
       if (claim.claimed) {
         const claimed = claim.run;
-        this.track(runId, message.receiptHandle, () => this.execute(claimed, decoded.plan, true));
+        this.track(runId, message.receiptHandle, () =>
+          this.execute(claimed, decoded.plan, { freshClaim: true, early }),
+        );
         return;
       }
       run = claim.run; // not the record the message was sent for: decide from what is stored
@@ -199,7 +225,13 @@ export class RelayAgent {
     this.track(runId, message.receiptHandle, () => this.claimAndExecute(known, decoded.plan));
   }
 
-  /** Resolves when a run finishes (or after a second, so a stop request is noticed). */
+  /** Tell a poll loop waiting for room that some may have freed up. */
+  private wake(): void {
+    this.freed?.();
+    this.freed = undefined;
+  }
+
+  /** Resolves when a run finishes or a message's handling ends (or after a second, so a stop request is noticed). */
   private slotFreed(): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, 1000);
@@ -229,8 +261,7 @@ export class RelayAgent {
       .then(async (handled) => {
         clearInterval(heartbeat);
         this.active.delete(runId);
-        this.freed?.();
-        this.freed = undefined;
+        this.wake();
         const run = handled ?? (await this.o.store.getRun(runId).catch(() => undefined));
         // Only a settled run's message is deleted: anything else comes back and is picked up again.
         if (entry.receipt !== undefined && (run === undefined || isTerminal(run.state))) {
@@ -259,7 +290,11 @@ export class RelayAgent {
   }
 
   /** Start (or resume) the task of a run this relay has claimed, record it running, and see it to its end. */
-  private async execute(claimed: Run, plan: RelayPlan | undefined, freshClaim = false): Promise<Handled> {
+  private async execute(
+    claimed: Run,
+    plan: RelayPlan | undefined,
+    known: Pick<StartOptions, 'freshClaim' | 'early'> = {},
+  ): Promise<Handled> {
     const runId = claimed.id;
     let run = claimed;
     if (run.cancelRequested) return this.settle(runId, 'cancelled', 'Cancelled before it started');
@@ -270,7 +305,7 @@ export class RelayAgent {
     try {
       execution = await startOrResume(this.o, run, shipper, workDir, {
         ...(plan?.target === undefined ? {} : { target: plan.target }),
-        freshClaim,
+        ...known,
       });
     } catch (error) {
       const what = error instanceof DomainError ? error.message : 'The relay could not start the task';

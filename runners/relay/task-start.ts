@@ -1,12 +1,13 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { prepareTask } from '../../shared/app/task-prep.ts';
 import type { Run } from '../../shared/domain/run.ts';
 import { SHIM_PREFIX } from '../../shared/domain/shim-protocol.ts';
 import type { Target } from '../../shared/domain/target.ts';
 import type { RunningExecution } from '../../shared/ports/executor.ts';
-import type { TargetStore } from '../../shared/ports/target-store.ts';
 import type { RelayAgentOptions } from './agent-options.ts';
+import { type EarlyLookups, withKnown } from './early-lookups.ts';
 import type { LogShipper } from './log-shipper.ts';
 
 /** In a run's work dir: the attempt its task was started for, so a restarted relay resumes rather than starts. */
@@ -17,7 +18,8 @@ export const ATTEMPT_FILE = 'attempt';
  * incarnation started for this very attempt and died before recording
  * (resumed through the executor, never started twice), or a new one in a
  * fresh work dir, marked with the attempt before it starts. A target from
- * the relay message's plan is used instead of reading the registry again.
+ * the relay message's plan, and what was looked up beside the claim, are
+ * used instead of asking again.
  *
  * @example
  * const execution = await startOrResume(options, run, shipper, join(options.workRoot, run.id));
@@ -42,7 +44,7 @@ export async function startOrResume(
     shipper.system(`${SHIM_PREFIX}relay ${o.id} restarted and resumed the task it had started`);
     return resumed;
   }
-  const deps = how.target === undefined ? o : { ...o, targets: knownTarget(o.targets, how.target) };
+  const deps = withKnown(o, run, how);
   // Preparation and the work dir at once; the attempt mark is written before the start, so a crash
   // right after it leaves the mark resume looks for (a mark with no task behind it resumes nothing).
   const [prepared, dir] = await Promise.allSettled([
@@ -66,18 +68,18 @@ export interface StartOptions {
   readonly target?: Target;
   /** The run was just claimed from the record its message was sent for, so no earlier task can exist. */
   readonly freshClaim?: boolean;
+  /** What was looked up beside the claim (early-lookups.ts): not asked for again. */
+  readonly early?: EarlyLookups;
 }
 
+/**
+ * The work dir of a new task, in sync calls: three system calls of
+ * microseconds each, on the way to the start, where the promise API pays
+ * a thread-pool round trip for each. An earlier attempt's dir (rare, and
+ * of any size) is removed without blocking.
+ */
 async function freshWorkDir(workDir: string, attempt: number): Promise<void> {
-  await rm(workDir, { recursive: true, force: true });
-  await mkdir(workDir, { recursive: true, mode: 0o700 });
-  await writeFile(join(workDir, ATTEMPT_FILE), String(attempt), { mode: 0o600 });
+  if (existsSync(workDir)) await rm(workDir, { recursive: true, force: true });
+  mkdirSync(workDir, { recursive: true, mode: 0o700 });
+  writeFileSync(join(workDir, ATTEMPT_FILE), String(attempt), { mode: 0o600 });
 }
-
-/** The registry, with one target already known: asked for that id, it answers without a read. */
-const knownTarget = (targets: TargetStore, target: Target): TargetStore => ({
-  getTarget: (id) => (id === target.id ? Promise.resolve(target) : targets.getTarget(id)),
-  putTarget: (t) => targets.putTarget(t),
-  listTargets: () => targets.listTargets(),
-  deleteTarget: (id) => targets.deleteTarget(id),
-});

@@ -143,6 +143,54 @@ describe('RelayAgent claim from the relay message', () => {
     expect(run.history.filter((h) => h.state === 'running')).toHaveLength(1);
   });
 
+  it('claims the messages of one receive side by side, not one after the other', async () => {
+    for (const id of ['run-5', 'run-6']) {
+      await createQueuedRun(app.store, app.clock, { id });
+      await dispatchRun(app.deps, id, 'dispatcher:m-1');
+    }
+    // Each claim is held until both are in flight; claims made one after the other would never get there.
+    let inFlight = 0;
+    let most = 0;
+    const claim = app.store.claimRelayRun.bind(app.store);
+    vi.spyOn(app.store, 'claimRelayRun').mockImplementation(async (id, request) => {
+      most = Math.max(most, ++inFlight);
+      await vi.waitFor(() => expect(most).toBe(2), { timeout: 2_000, interval: 5 }).catch(() => {});
+      inFlight -= 1;
+      return claim(id, request);
+    });
+
+    await newAgent('r1').start();
+
+    await vi.waitFor(() => expect([...held.starts].sort()).toEqual(['run-5', 'run-6']), WAIT);
+    expect(most).toBe(2);
+  });
+
+  it('starts the task once when one receive holds the same message twice', async () => {
+    await createQueuedRun(app.store, app.clock, { id: 'run-7' });
+    await dispatchRun(app.deps, 'run-7', 'dispatcher:m-1');
+    const [sent] = (await relayQueue.receive({ max: 1, waitSeconds: 0, visibilityTimeoutSeconds: 0 })) ?? [];
+    await relayQueue.send(sent?.body ?? ''); // two copies visible: the agent's first receive takes both
+    // Claims that take a while, as over the network: both copies are in hand before either is answered.
+    const claim = app.store.claimRelayRun.bind(app.store);
+    const claims = vi.spyOn(app.store, 'claimRelayRun').mockImplementation(async (id, request) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return claim(id, request);
+    });
+
+    await newAgent('r1').start();
+    await vi.waitFor(() => expect(held.starts).toEqual(['run-7']), WAIT);
+    await vi.waitFor(async () => expect((await app.store.getRun('run-7'))?.state).toBe('running'), WAIT);
+    await vi.waitFor(() => expect(relayQueue.depth().visible).toBe(0), WAIT);
+    held.finish('run-7');
+    const run = await settled('run-7');
+
+    expect(run.state).toBe('succeeded');
+    expect(held.starts).toEqual(['run-7']);
+    expect(run.history.filter((h) => h.state === 'running')).toHaveLength(1);
+    // The second copy waited for the first and found its run in hand: one claim, not a race of two.
+    expect(claims).toHaveBeenCalledTimes(1);
+  });
+
   it("stops a running task when its run is cancelled, seen by the relay's one read for all its runs", async () => {
     await newAgent('r1').start();
     await createQueuedRun(app.store, app.clock, { id: 'run-3' });

@@ -1,7 +1,8 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { lookEarly } from '../../../runners/relay/early-lookups.ts';
 import { LogShipper } from '../../../runners/relay/log-shipper.ts';
 import { ATTEMPT_FILE, startOrResume } from '../../../runners/relay/task-start.ts';
 import { LocalAssetStore } from '../../../shared/adapters/local/asset-store.ts';
@@ -128,5 +129,96 @@ describe('startOrResume', () => {
 
     expect(executor.resumed).toEqual([]);
     expect(executor.started.map((r) => r.runId)).toEqual(['run-3']);
+  });
+
+  const plan = (asset: string, withTarget = false) => ({
+    kind: 'vm' as const,
+    targetId: 'vm-1',
+    asset,
+    image: 'img',
+    ...(withTarget ? { target: vmTarget('vm-1') } : {}),
+  });
+
+  it('starts with the asset and target looked up beside the claim, asking for neither again', async () => {
+    const run = await launched('run-4');
+    const o = options();
+    const early = lookEarly(o, plan(run.asset));
+    const locate = vi.spyOn(o.assets, 'locate');
+    const getTarget = vi.spyOn(o.targets, 'getTarget');
+    const shipper = new LogShipper(logs, run.id);
+
+    await startOrResume(o, run, shipper, join(dir, 'work', 'run-4'), { freshClaim: true, early });
+    await shipper.close();
+
+    expect(early.asset?.path).toBe(run.asset);
+    expect(early.target?.id).toBe('vm-1');
+    expect(locate).not.toHaveBeenCalled();
+    expect(getTarget).not.toHaveBeenCalled();
+    expect(executor.started[0]?.spec).toMatchObject({
+      asset: await new LocalAssetStore({ root: PLAYBOOKS_ROOT }).locate(run.asset),
+      inventory: { all: { hosts: { 'vm-1': expect.anything() } } },
+    });
+  });
+
+  it('reads no target early when the plan carries it', () => {
+    expect(lookEarly(options(), plan('hello/site.yml', true)).target).toBeUndefined();
+  });
+
+  it('fails the start, naming the asset, when the asset located beside the claim is missing', async () => {
+    const run = { ...(await launched('run-5')), asset: 'missing/site.yml' };
+    const o = options();
+    const early = lookEarly(o, plan(run.asset, true));
+    // A claim that loses never asks for what it looked up: that must not be an unhandled rejection.
+    lookEarly(o, plan('missing/other.yml'));
+    const shipper = new LogShipper(logs, run.id);
+
+    const started = startOrResume(o, run, shipper, join(dir, 'work', 'run-5'), { freshClaim: true, early });
+
+    await expect(started).rejects.toThrow('Asset "missing/site.yml" does not exist');
+    expect(executor.started).toEqual([]);
+    expect(existsSync(join(dir, 'work', 'run-5'))).toBe(false);
+  });
+
+  it('locates nothing early when assets are not files on this host', () => {
+    const o = options();
+    const storage = { setup: { active: 's3' as const }, assets: o.assets };
+
+    expect(lookEarly({ ...o, storage }, plan('hello/site.yml')).asset).toBeUndefined();
+  });
+
+  it("reads the run's secret bindings side by side, each handed to the task under its own variable", async () => {
+    const run = {
+      ...(await launched('run-6')),
+      secrets: [
+        { var: 'token_a', secret: 'a' },
+        { var: 'token_b', secret: 'b' },
+      ],
+    };
+    // Each read is answered only once both are asked for: reads one after the other never finish.
+    const asked: string[] = [];
+    let bothAsked: () => void = () => {};
+    const both = new Promise<void>((resolve) => {
+      bothAsked = resolve;
+    });
+    const secrets = {
+      get: async (name: string) => {
+        asked.push(name);
+        if (asked.length === 2) bothAsked();
+        await both;
+        return `value-${name}`;
+      },
+    };
+    const shipper = new LogShipper(logs, run.id);
+
+    await startOrResume({ ...options(), secrets }, run, shipper, join(dir, 'work', 'run-6'), {
+      freshClaim: true,
+    });
+    await shipper.close();
+
+    expect(asked.sort()).toEqual(['a', 'b']);
+    const request = executor.started[0];
+    const envOf = (v: string) => request?.spec.secretVars.find((s) => s.var === v)?.env ?? '';
+    expect(request?.secretEnv[envOf('token_a')]).toBe('value-a');
+    expect(request?.secretEnv[envOf('token_b')]).toBe('value-b');
   });
 });
