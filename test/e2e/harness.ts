@@ -165,13 +165,8 @@ export function pidsInGroup(pgid: number): number[] {
   return pids;
 }
 
-export const LOCALHOST_TARGET = {
-  kind: 'vm',
-  cloud: 'local',
-  name: 'localhost',
-  address: '127.0.0.1',
-  connection: 'local',
-};
+/** This machine's registry row; the benches use it too. */
+export { LOCALHOST_TARGET } from '../../bench/support/localhost-target.ts';
 
 /** Every file under `dir` except secrets.json, as one string. */
 export function everythingStoredIn(dir: string): string {
