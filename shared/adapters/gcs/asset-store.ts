@@ -1,16 +1,13 @@
 import { type Bucket, Storage } from '@google-cloud/storage';
 import { AssetNotFoundError, ValidationError } from '../../domain/errors.ts';
+import { once } from '../../lib/once.ts';
 import type * as port from '../../ports/asset-store.ts';
 import { collectAssets, type ListingLimits, listingLimits } from '../object-store/listing.ts';
 import { normalizePrefix, objectNameFor } from '../object-store/naming.ts';
 import { putObject } from '../object-store/put-object.ts';
 
-let sharedStorage: Storage | undefined;
 /** One client per cold start, shared by every store built without an injected one (Application Default Credentials). */
-const defaultStorage = (): Storage => {
-  sharedStorage ??= new Storage();
-  return sharedStorage;
-};
+const defaultStorage = once((): Storage => new Storage());
 
 /** HTTP status of an ApiError from the SDK (`code` holds the status for JSON API errors). */
 const statusOf = (error: unknown): number | undefined => {

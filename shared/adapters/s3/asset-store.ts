@@ -7,17 +7,14 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { AssetNotFoundError, ValidationError } from '../../domain/errors.ts';
+import { once } from '../../lib/once.ts';
 import type * as port from '../../ports/asset-store.ts';
 import { collectAssets, type ListingLimits, listingLimits } from '../object-store/listing.ts';
 import { normalizePrefix, objectNameFor } from '../object-store/naming.ts';
 import { putObject } from '../object-store/put-object.ts';
 
-let sharedClient: S3Client | undefined;
 /** One client per cold start, shared by every store built without an injected client. */
-const defaultClient = (): S3Client => {
-  sharedClient ??= new S3Client({});
-  return sharedClient;
-};
+const defaultClient = once((): S3Client => new S3Client({}));
 
 export interface S3AssetStoreOptions {
   readonly bucket: string;
