@@ -42,7 +42,7 @@ import type { Logger } from '../../shared/ports/logger.ts';
 import { localAssetRoot } from './asset-root.ts';
 import { bearerAuthenticator, ensureToken } from './auth-token.ts';
 import { chooseExecutor } from './executor-choice.ts';
-import { createApiServer } from './http-server.ts';
+import { closeApiServer, createApiServer } from './http-server.ts';
 import { QueuePump } from './queue-pump.ts';
 import { loadStaticSite } from './static-site.ts';
 
@@ -322,10 +322,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
       clearInterval(reconcileTimer);
       discovery?.stop();
       await polling?.stop();
-      await new Promise<void>((ok) => {
-        server.close(() => ok());
-        server.closeAllConnections();
-      });
+      await closeApiServer(server);
       await Promise.all(pumps.map((p) => p.stop()));
       await relay?.stop(drainMs);
       db.close();
