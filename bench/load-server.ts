@@ -5,21 +5,9 @@
  * `listening on <url>` on stderr once it serves. Not for operators.
  */
 import { startLocalMode } from '../bin/local-mode/local-mode.ts';
-import type { Executor } from '../shared/ports/executor.ts';
+import { noopExecutor } from './support/noop-executor.ts';
 
-// Runs end at once with exit 0: the load measures the control plane, not Ansible.
-const noopExecutor: Executor = {
-  name: 'process',
-  start: async (request) => ({
-    handle: `noop:${request.runId}`,
-    done: Promise.resolve({ exitCode: 0 }),
-    kill: async () => {},
-  }),
-  adopt: async (handle) => ({ handle, done: Promise.resolve({ exitCode: 0 }), kill: async () => {} }),
-  reapOrphans: async () => [],
-};
-
-const local = await startLocalMode({ executor: noopExecutor });
+const local = await startLocalMode({ executor: noopExecutor() });
 process.stderr.write(`listening on ${local.url}\n`);
 process.on('SIGTERM', () => {
   local.close({ drainMs: 1000 }).then(() => process.exit(0));

@@ -11,11 +11,11 @@
  * Timings are given as ratios to a floor measured in the same run (an idle
  * round trip to GET /healthz), so figures from a loaded machine still compare.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { startLocal } from '../test/e2e/harness.ts';
 import { apiFuzz } from '../test/reliability/api-fuzz.ts';
 import { awsRedelivery, CRASH_STEPS, taskOf } from '../test/reliability/aws-redelivery.ts';
 import { crashSoak, soakVerdict } from '../test/reliability/crash-soak.ts';
@@ -23,7 +23,6 @@ import { startMoto } from '../test/support/moto.ts';
 import { LOCALHOST_TARGET } from './support/localhost-target.ts';
 import { quantile } from './support/stats.ts';
 
-const REPO = resolve(import.meta.dirname, '..');
 const size = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const seed = size('BENCH_SEED', Date.now() % 1_000_000);
 const ms = (x: number) => `${x.toFixed(1)} ms`;
@@ -112,29 +111,14 @@ async function load() {
   const clients = size('BENCH_LOAD_CLIENTS', 200);
   const seconds = size('BENCH_LOAD_SECONDS', 60);
   const dataDir = mkdtempSync(join(tmpdir(), 'rw-load-'));
-  const token = 'rw_load_token_0123456789';
-  const server = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'bench/load-server.ts')], {
-    cwd: REPO,
-    env: {
-      ...process.env,
-      PORT: '0',
-      REMOTE_WORKER_DATA_DIR: dataDir,
-      REMOTE_WORKER_TOKEN: token,
-      LOG_LEVEL: 'ERROR',
-      RELAY_CONCURRENCY: '8',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  // The harness sets LOCAL_EXECUTOR=process; the load server passes its no-op executor, which wins.
+  const server = await startLocal(
+    dataDir,
+    { LOG_LEVEL: 'ERROR', RELAY_CONCURRENCY: '8' },
+    'bench/load-server.ts',
+  );
   try {
-    const url = await new Promise<string>((ok, fail) => {
-      let out = '';
-      server.stderr?.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = /listening on (http:\/\/\S+)/.exec(out);
-        if (m?.[1]) ok(m[1]);
-      });
-      server.once('exit', (code) => fail(new Error(`load server exited with ${code}: ${out}`)));
-    });
+    const { url, token } = server;
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(url + path, {
@@ -168,7 +152,7 @@ async function load() {
     const latencies = new Map<Route, number[]>(mix.map(([r]) => [r, []]));
     const errors = new Map<string, number>();
     const rss: { at: number; mib: number }[] = [];
-    const pid = server.pid as number;
+    const pid = server.proc.pid as number;
     const until = performance.now() + seconds * 1000;
     const sampler = (async () => {
       while (performance.now() < until) {
@@ -238,8 +222,7 @@ async function load() {
     for (const [key, n] of errors) console.log(`  error: ${key} ×${n}`);
     verdict({ errors: [...errors.values()].reduce((a, n) => a + n, 0) });
   } finally {
-    server.kill('SIGTERM');
-    await new Promise((ok) => server.once('exit', ok));
+    await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -30,6 +30,15 @@ async function ecsStandIn(
 const standInLine = (standIn: unknown, cluster: string | undefined): string =>
   `  ECS tasks: ${standIn === undefined ? 'run by ECS' : `run as local processes by the ECS task stand-in (cluster ${cluster})`}`;
 
+/** The API token, only on the start that created it: it is never printed again. */
+const tokenLines = (mode: { tokenCreated: boolean; dataDir: string; token: string }): string[] =>
+  mode.tokenCreated
+    ? [
+        `  API token (shown once; also kept in ${mode.dataDir}/token):`,
+        `    export REMOTE_WORKER_TOKEN=${mode.token}`,
+      ]
+    : [];
+
 async function local(): Promise<Started> {
   const local = await startLocalMode();
   const standIn = await ecsStandIn(local.ecsCluster, local.ecsTaskStateChange, local.logger);
@@ -40,12 +49,7 @@ async function local(): Promise<Started> {
     `  runners: ${local.runners.join(', ') || 'none'}`,
     ...(local.ecsCluster === undefined ? [] : [standInLine(standIn, local.ecsCluster)]),
   ];
-  if (local.tokenCreated) {
-    lines.push(
-      `  API token (shown once; also kept in ${local.dataDir}/token):`,
-      `    export REMOTE_WORKER_TOKEN=${local.token}`,
-    );
-  }
+  lines.push(...tokenLines(local));
   return {
     lines,
     logger: local.logger,
@@ -74,12 +78,7 @@ async function aws(): Promise<Started> {
     `  relay agent: ${mode.relayRunning ? 'running on the relay queue' : 'not started'}`,
     standInLine(standIn, cluster),
   ];
-  if (mode.tokenCreated) {
-    lines.push(
-      `  API token (shown once; also kept in ${mode.dataDir}/token):`,
-      `    export REMOTE_WORKER_TOKEN=${mode.token}`,
-    );
-  }
+  lines.push(...tokenLines(mode));
   return {
     lines,
     logger: mode.deps.logger,

@@ -19,10 +19,15 @@ export const context = {
   getRemainingTimeInMillis: () => 30_000,
 } as Context;
 
+/**
+ * An API Gateway HTTP API event (payload 2.0). The caller is CALLER through
+ * IAM unless `authorizer` is given: `{}` for an unauthenticated request, a
+ * `{ jwt: … }` for a JWT authorizer's context.
+ */
 export function apiEvent(
   routeKey: string,
   path: string,
-  extra: { id?: string; body?: unknown } = {},
+  extra: { id?: string; body?: unknown; authorizer?: unknown } = {},
 ): HttpEvent {
   const [method = 'GET'] = routeKey.split(' ');
   return {
@@ -42,7 +47,7 @@ export function apiEvent(
       stage: '$default',
       time: new Date().toUTCString(),
       timeEpoch: Date.now(),
-      authorizer: { iam: { userArn: CALLER } },
+      authorizer: 'authorizer' in extra ? extra.authorizer : { iam: { userArn: CALLER } },
     } as HttpEvent['requestContext'],
     isBase64Encoded: false,
     ...(extra.id === undefined ? {} : { pathParameters: { id: extra.id } }),

@@ -18,9 +18,9 @@ import { amend, newRun, type Run, transition } from '../../shared/domain/run.ts'
 import { decodeRelayMessage } from '../../shared/domain/run-message.ts';
 import type { Target } from '../../shared/domain/target.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
-import type { Executor, RunningExecution } from '../../shared/ports/executor.ts';
 import { createRunTable } from '../../test/support/moto.ts';
 import type { CallCounter } from './call-counter.ts';
+import { noopExecutor } from './noop-executor.ts';
 
 /** When, per run, the calls on its way to the start answered or went out (performance.now()). */
 export interface RelayMoments {
@@ -125,20 +125,10 @@ export async function relayRig(
   /** When each run's task was asked to start (performance.now()); `gate`, when set, holds every start open. */
   const started = new Map<string, number>();
   let gate: Promise<void> | undefined;
-  const executor: Executor = {
-    name: 'process',
-    async start(request): Promise<RunningExecution> {
-      started.set(request.runId, performance.now());
-      await gate;
-      return {
-        handle: `noop:${request.runId}`,
-        done: Promise.resolve({ exitCode: 0 }),
-        kill: async () => {},
-      };
-    },
-    adopt: async (handle) => ({ handle, done: Promise.resolve({ exitCode: 0 }), kill: async () => {} }),
-    reapOrphans: async () => [],
-  };
+  const executor = noopExecutor(async (runId) => {
+    started.set(runId, performance.now());
+    await gate;
+  });
   const workRoot = mkdtempSync(join(tmpdir(), 'rw-relay-rig-'));
   const agent = new RelayAgent({
     id: 'rig',

@@ -22,7 +22,7 @@ import type { HttpHandler } from '../../shared/http/handler.ts';
 import { repeatWithoutOverlap } from '../../shared/lib/repeat.ts';
 import { localAssetRoot } from '../local-mode/asset-root.ts';
 import { bearerAuthenticator, ensureToken } from '../local-mode/auth-token.ts';
-import { createApiServer } from '../local-mode/http-server.ts';
+import { closeApiServer, createApiServer } from '../local-mode/http-server.ts';
 import { QueuePump } from '../local-mode/queue-pump.ts';
 import { bootstrapAws } from './bootstrap.ts';
 
@@ -195,10 +195,7 @@ export async function startAwsMode(options: AwsModeOptions = {}): Promise<AwsMod
     relayRunning: relay !== undefined,
     async close({ drainMs = 10_000 } = {}) {
       await Promise.all([reconciling.stop(), polling?.stop()]);
-      await new Promise<void>((ok) => {
-        server.close(() => ok());
-        server.closeAllConnections();
-      });
+      await closeApiServer(server);
       await Promise.all(pumps.map((p) => p.stop()));
       await relay?.stop(drainMs);
       sqs.destroy();

@@ -56,6 +56,11 @@ async function ensureTable(client: DynamoDBClient, name: string): Promise<void> 
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
   }
+  await createRunTable(client, name);
+}
+
+/** Create the runs table exactly as the adapter defines it (keys, indexes, TTL); the tests' moto tables too. */
+export async function createRunTable(client: DynamoDBClient, name: string): Promise<void> {
   const def = runTableDefinition();
   await client.send(
     new CreateTableCommand({

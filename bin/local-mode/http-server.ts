@@ -300,3 +300,18 @@ export function createApiServer(
   server.on('clientError', answerClientError);
   return server;
 }
+
+/**
+ * Stop the API server: no new connections, and every open one closed at once
+ * (a keep-alive client would otherwise hold the close until it timed out);
+ * resolves when the server has closed. Both modes stop their server so.
+ *
+ * @example
+ * await closeApiServer(server);
+ */
+export function closeApiServer(server: Server): Promise<void> {
+  return new Promise<void>((ok) => {
+    server.close(() => ok());
+    server.closeAllConnections();
+  });
+}

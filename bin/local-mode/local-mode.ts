@@ -29,6 +29,7 @@ import { buildLaunchGate } from '../../shared/composition/launch-budget.ts';
 import { buildLocalCloudLaunchers, LOCAL_ECS_CONTAINER } from '../../shared/composition/local-launchers.ts';
 import { buildLocalStorage } from '../../shared/composition/local-storage.ts';
 import { lazyPasswordSafe } from '../../shared/composition/password-safe.ts';
+import { taskPrepDeps } from '../../shared/composition/task-prep-deps.ts';
 import { loadSettings, type Settings, selectedRunners } from '../../shared/config/settings.ts';
 import { isTerminal, type Runner } from '../../shared/domain/run.ts';
 import type { HttpHandler } from '../../shared/http/handler.ts';
@@ -43,7 +44,7 @@ import type { Logger } from '../../shared/ports/logger.ts';
 import { localAssetRoot } from './asset-root.ts';
 import { bearerAuthenticator, ensureToken } from './auth-token.ts';
 import { chooseExecutor } from './executor-choice.ts';
-import { createApiServer } from './http-server.ts';
+import { closeApiServer, createApiServer } from './http-server.ts';
 import { QueuePump } from './queue-pump.ts';
 import { loadStaticSite } from './static-site.ts';
 
@@ -182,16 +183,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     ...(credentials === undefined ? {} : { credentials }),
     ...(discovery === undefined ? {} : { discovery: discovery.cache }),
   };
-  const prepareDeps = {
-    store,
-    targets,
-    assets,
-    storage,
-    startDeadlineSeconds: settings.start_deadline_seconds,
-    secrets,
-    clock,
-    ...material,
-  };
+  const prepareDeps = taskPrepDeps({ store, targets, assets, storage, secrets, clock, ...material });
   const launchers: Launchers = {
     ...(await buildLocalCloudLaunchers({ settings, store, logs, clock, logger, secrets, prepareDeps })),
     ...(choice.executor === undefined ? {} : { local: new RelayLauncher(relayQueue, logs) }),
@@ -343,10 +335,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
       clearInterval(reconcileTimer);
       discovery?.stop();
       await polling?.stop();
-      await new Promise<void>((ok) => {
-        server.close(() => ok());
-        server.closeAllConnections();
-      });
+      await closeApiServer(server);
       await Promise.all(pumps.map((p) => p.stop()));
       await relay?.stop(drainMs);
       db.close();

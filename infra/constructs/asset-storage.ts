@@ -1,13 +1,8 @@
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import {
-  BlockPublicAccess,
-  Bucket,
-  BucketEncryption,
-  type IBucket,
-  ObjectOwnership,
-} from 'aws-cdk-lib/aws-s3';
+import { Bucket, type IBucket, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { privateBucketProps } from './private-bucket.ts';
 
 export interface AssetStorageProps {
   /** DESTROY (dev) deletes the buckets with the stack only once they are empty: no auto-delete custom resource. */
@@ -26,12 +21,7 @@ export class AssetStorage extends Construct {
 
   constructor(scope: Construct, id: string, props: AssetStorageProps) {
     super(scope, id);
-    const common = {
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      encryption: BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      removalPolicy: props.removalPolicy,
-    };
+    const common = privateBucketProps(props.removalPolicy);
     this.accessLogs = new Bucket(this, 'AccessLogs', {
       ...common,
       // S3 log delivery writes with the bucket-owner-enforced setting when ACLs are off.

@@ -22,16 +22,11 @@ import { S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
-import {
-  BlockPublicAccess,
-  Bucket,
-  BucketEncryption,
-  type IBucket,
-  ObjectOwnership,
-} from 'aws-cdk-lib/aws-s3';
+import { Bucket, type IBucket, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Asset } from 'aws-cdk-lib/aws-s3-assets';
 import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
+import { privateBucketProps } from './private-bucket.ts';
 
 /** What the console reads from `/config.json` at start (console/src/config.ts reads the same keys). */
 export interface ConsoleRuntimeConfig {
@@ -115,10 +110,7 @@ export class ConsoleSite extends Construct {
     super(scope, id);
     this.props = props;
     const common = {
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      encryption: BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      removalPolicy: props.removalPolicy,
+      ...privateBucketProps(props.removalPolicy),
       serverAccessLogsBucket: props.serverAccessLogs,
     };
     this.bucket = new Bucket(this, 'Site', { ...common, serverAccessLogsPrefix: 'console-site/' });

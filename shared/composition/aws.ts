@@ -34,6 +34,7 @@ import { lazyClient } from './lazy-client.ts';
 import { lazyPasswordSafe } from './password-safe.ts';
 import { NO_RELAY_REASON } from './runner-availability.ts';
 import { buildAwsStorage } from './storage.ts';
+import { taskPrepDeps } from './task-prep-deps.ts';
 
 export { type AwsEnvironment, AwsEnvironmentSchema, readAwsEnvironment } from './aws-environment.ts';
 
@@ -108,6 +109,7 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
     ...(credentials === undefined ? {} : { credentials }),
     ...(discovery === undefined ? {} : { discovery }),
   };
+  const prepareDeps = taskPrepDeps({ store, targets, assets, storage, secrets, ...material });
   const runLogs = new DynamoLogStore({
     client: clients.dynamodb,
     tableName: env.LOGS_TABLE ?? env.RUNS_TABLE,
@@ -130,20 +132,7 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
     clock,
     logger,
     secrets,
-    prepare: (run, options) =>
-      prepareTask(
-        {
-          store,
-          targets,
-          assets,
-          storage,
-          startDeadlineSeconds: settings.start_deadline_seconds,
-          secrets,
-          ...material,
-        },
-        run,
-        options,
-      ),
+    prepare: (run, options) => prepareTask(prepareDeps, run, options),
     runLogs,
   });
   Object.assign(logStreams, cloud.logStreams);

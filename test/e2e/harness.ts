@@ -18,10 +18,17 @@ export interface LocalProcess {
 
 export const newDataDir = () => mkdtempSync(join(tmpdir(), 'rw-e2e-'));
 
-/** Start `npm start`'s entry point as a separate process, as an operator would. */
-export async function startLocal(dataDir: string, env: Record<string, string> = {}): Promise<LocalProcess> {
+/**
+ * Start `npm start`'s entry point as a separate process, as an operator would
+ * (or another local-mode entry under REPO, such as the load bench's server).
+ */
+export async function startLocal(
+  dataDir: string,
+  env: Record<string, string> = {},
+  entry = 'bin/local.ts',
+): Promise<LocalProcess> {
   const token = 'rw_test_token_0123456789';
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'bin/local.ts')], {
+  const proc = spawn(process.execPath, ['--import', 'tsx', join(REPO, entry)], {
     cwd: REPO,
     env: {
       ...process.env,
@@ -165,13 +172,8 @@ export function pidsInGroup(pgid: number): number[] {
   return pids;
 }
 
-export const LOCALHOST_TARGET = {
-  kind: 'vm',
-  cloud: 'local',
-  name: 'localhost',
-  address: '127.0.0.1',
-  connection: 'local',
-};
+/** This machine's registry row; the benches use it too. */
+export { LOCALHOST_TARGET } from '../../bench/support/localhost-target.ts';
 
 /** Every file under `dir` except secrets.json, as one string. */
 export function everythingStoredIn(dir: string): string {

@@ -14,6 +14,7 @@ import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secre
 import { CreateQueueCommand, type Message, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { apiEvent, CALLER } from '../../bench/support/aws-events.ts';
 import { handler as getRun } from '../../functions/api/get-run.ts';
 import { handler as getRunLogs } from '../../functions/api/get-run-logs.ts';
 import { handler as healthz } from '../../functions/api/healthz.ts';
@@ -25,7 +26,6 @@ import { parseEcsHandle } from '../../shared/adapters/ecs/handle.ts';
 import { buildAwsDeps, readAwsEnvironment } from '../../shared/composition/aws.ts';
 import { SettingsInvalidError, UnauthorizedError } from '../../shared/domain/errors.ts';
 import { apiGatewayAuthenticator } from '../../shared/http/api-gateway-auth.ts';
-import type { HttpEvent } from '../../shared/http/handler.ts';
 import { createRunTable, useMoto } from '../support/moto.ts';
 import { sqsEvent } from '../support/sqs-event.ts';
 import { ecsRunnerEnvironment, setUpEcsRunner } from './ecs-moto.ts';
@@ -70,39 +70,6 @@ const context = {
   awsRequestId: 'req-1',
   getRemainingTimeInMillis: () => 30_000,
 } as unknown as Context;
-
-const CALLER = 'arn:aws:iam::123456789012:role/ci-deployer';
-
-function apiEvent(
-  routeKey: string,
-  path: string,
-  options: { pathParameters?: Record<string, string>; body?: unknown; authorizer?: unknown } = {},
-): HttpEvent {
-  const [method = 'GET'] = routeKey.split(' ');
-  return {
-    version: '2.0',
-    routeKey,
-    rawPath: path,
-    rawQueryString: '',
-    headers: options.body === undefined ? {} : { 'content-type': 'application/json' },
-    requestContext: {
-      accountId: '123456789012',
-      apiId: 'api',
-      domainName: 'api.example.com',
-      domainPrefix: 'api',
-      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'test' },
-      requestId: randomUUID(),
-      routeKey,
-      stage: '$default',
-      time: new Date().toUTCString(),
-      timeEpoch: Date.now(),
-      authorizer: 'authorizer' in options ? options.authorizer : { iam: { userArn: CALLER } },
-    } as HttpEvent['requestContext'],
-    isBase64Encoded: false,
-    ...(options.pathParameters === undefined ? {} : { pathParameters: options.pathParameters }),
-    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
-  };
-}
 
 async function receiveAll(queueUrl: string, waitSeconds = 5): Promise<Message[]> {
   const { Messages = [] } = await sqs.send(
@@ -173,7 +140,7 @@ describe('Lambda handlers in AWS mode', () => {
   it('registers a target, accepts a run into DynamoDB and SQS, reads it back, and dispatches it to the relay', async () => {
     const put = await putTarget(
       apiEvent('PUT /targets/{id}', '/targets/web-1', {
-        pathParameters: { id: 'web-1' },
+        id: 'web-1',
         body: { kind: 'vm', cloud: 'local', name: 'web-1', address: '10.0.0.5', connection: 'ssh' },
       }),
       context,
@@ -199,10 +166,7 @@ describe('Lambda handlers in AWS mode', () => {
     const dispatchMessages = await receiveAll(dispatchQueueUrl);
     expect(dispatchMessages.map((m) => JSON.parse(m.Body ?? ''))).toEqual([{ runId: run.id }]);
 
-    const read = await getRun(
-      apiEvent('GET /runs/{id}', `/runs/${run.id}`, { pathParameters: { id: run.id } }),
-      context,
-    );
+    const read = await getRun(apiEvent('GET /runs/{id}', `/runs/${run.id}`, { id: run.id }), context);
     expect(read.statusCode).toBe(200);
     expect(body(read)).toMatchObject({ id: run.id, state: 'queued' });
 
@@ -211,10 +175,7 @@ describe('Lambda handlers in AWS mode', () => {
     expect(result).toEqual({ batchItemFailures: [] });
 
     const launched = body(
-      await getRun(
-        apiEvent('GET /runs/{id}', `/runs/${run.id}`, { pathParameters: { id: run.id } }),
-        context,
-      ),
+      await getRun(apiEvent('GET /runs/{id}', `/runs/${run.id}`, { id: run.id }), context),
     );
     expect(launched).toMatchObject({ id: run.id, state: 'launched' });
     const relayMessages = await receiveAll(relayQueueUrl);
@@ -242,21 +203,16 @@ describe('Lambda handlers in AWS mode', () => {
     const result = await dispatchRuns(sqsEvent(messages), context);
 
     expect(result).toEqual({ batchItemFailures: [] });
-    return body(await getRun(apiEvent('GET /runs/{id}', `/runs/${id}`, { pathParameters: { id } }), context));
+    return body(await getRun(apiEvent('GET /runs/{id}', `/runs/${id}`, { id }), context));
   }
 
   const readLogs = async (id: string): Promise<any> =>
-    body(
-      await getRunLogs(
-        apiEvent('GET /runs/{id}/logs', `/runs/${id}/logs`, { pathParameters: { id } }),
-        context,
-      ),
-    );
+    body(await getRunLogs(apiEvent('GET /runs/{id}/logs', `/runs/${id}/logs`, { id }), context));
 
   it("launches a run on an AWS-hosted VM as an ECS task and serves the task's awslogs stream as its output", async () => {
     const put = await putTarget(
       apiEvent('PUT /targets/{id}', '/targets/app-1', {
-        pathParameters: { id: 'app-1' },
+        id: 'app-1',
         body: { kind: 'vm', cloud: 'aws', name: 'app-1', address: '10.1.2.3', connection: 'ssh' },
       }),
       context,
@@ -310,7 +266,7 @@ describe('Lambda handlers in AWS mode', () => {
   it("serves a relay run's output, which the relay writes to the runs table, from GET /runs/{id}/logs", async () => {
     await putTarget(
       apiEvent('PUT /targets/{id}', '/targets/web-2', {
-        pathParameters: { id: 'web-2' },
+        id: 'web-2',
         body: { kind: 'vm', cloud: 'local', name: 'web-2', address: '10.0.0.6', connection: 'ssh' },
       }),
       context,
@@ -348,10 +304,7 @@ describe('Lambda handlers in AWS mode', () => {
   });
 
   it('answers 401 problem+json to a request with no IAM or JWT identity, and serves /healthz without one', async () => {
-    const denied = await getRun(
-      apiEvent('GET /runs/{id}', '/runs/x', { pathParameters: { id: 'x' }, authorizer: {} }),
-      context,
-    );
+    const denied = await getRun(apiEvent('GET /runs/{id}', '/runs/x', { id: 'x', authorizer: {} }), context);
     const health = await healthz(apiEvent('GET /healthz', '/healthz', { authorizer: {} }), context);
 
     expect(denied.statusCode).toBe(401);

@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { noopExecutor } from '../../bench/support/noop-executor.ts';
 import { type LocalMode, startLocalMode } from '../../bin/local-mode/local-mode.ts';
 import { openDatabase } from '../../shared/adapters/sqlite/database.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
 import { SqliteWorkQueue } from '../../shared/adapters/sqlite/work-queue.ts';
 import { newRun, requestCancel, transition } from '../../shared/domain/run.ts';
-import type { Executor } from '../../shared/ports/executor.ts';
 import { type CommitCounter, commitCounter } from '../support/commit-counter.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
@@ -28,19 +28,7 @@ describe('local mode: durable SQLite commits per run', () => {
   beforeAll(async () => {
     counter = commitCounter();
     dataDir = mkdtempSync(join(tmpdir(), 'rw-commits-'));
-    const executor: Executor = {
-      name: 'process',
-      async start(request) {
-        startedAt.set(request.runId, counter.counts().durable);
-        return {
-          handle: `noop:${request.runId}`,
-          done: Promise.resolve({ exitCode: 0 }),
-          kill: async () => {},
-        };
-      },
-      adopt: async (handle) => ({ handle, done: Promise.resolve({ exitCode: 0 }), kill: async () => {} }),
-      reapOrphans: async () => [],
-    };
+    const executor = noopExecutor((runId) => startedAt.set(runId, counter.counts().durable));
     local = await startLocalMode({
       cwd: REPO,
       executor,

@@ -5,8 +5,8 @@ import { join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
+import { noopExecutor } from '../../bench/support/noop-executor.ts';
 import { type LocalMode, startLocalMode } from '../../bin/local-mode/local-mode.ts';
-import type { Executor } from '../../shared/ports/executor.ts';
 import { REPO } from '../e2e/harness.ts';
 import { type RawResponse, rawExchange } from '../support/raw-http.ts';
 import { invalid, resolve, type Schema, type SchemaContext, valid } from './schema-arbitraries.ts';
@@ -111,17 +111,6 @@ const HOSTILE_IDS = [
   'a;b',
   'a?b=c',
 ];
-
-const noopExecutor: Executor = {
-  name: 'process',
-  start: async (request) => ({
-    handle: `noop:${request.runId}`,
-    done: Promise.resolve({ exitCode: 0 }),
-    kill: async () => {},
-  }),
-  adopt: async (handle) => ({ handle, done: Promise.resolve({ exitCode: 0 }), kill: async () => {} }),
-  reapOrphans: async () => [],
-};
 
 /** A drawn value as it would appear in a URL or header. */
 const asText = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));
@@ -383,7 +372,7 @@ export async function apiFuzz(options: FuzzOptions): Promise<FuzzResult> {
         LOG_LEVEL: 'CRITICAL',
         PATH: process.env.PATH,
       },
-      executor: noopExecutor,
+      executor: noopExecutor(),
     });
     const port = Number(new URL(local.url).port);
     const base = local.url;

@@ -4,7 +4,11 @@ import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose';
 import { loadStaticSite, pickEncoding } from '../../bin/local-mode/static-site.ts';
 import type { ConsoleRuntimeConfig } from '../../infra/constructs/console-site.ts';
 import { consoleCsp } from '../../infra/constructs/console-site.ts';
-import { BROWSER_HEADERS, BROWSER_METHODS } from '../../infra/constructs/control-plane-api.ts';
+import {
+  BROWSER_HEADERS,
+  BROWSER_METHODS,
+  type ControlPlaneApiProps,
+} from '../../infra/constructs/control-plane-api.ts';
 
 /**
  * The deployed shape of the console on loopback, for browser tests of OIDC
@@ -23,10 +27,7 @@ import { BROWSER_HEADERS, BROWSER_METHODS } from '../../infra/constructs/control
  * through reaches local mode with local mode's own token, so the handlers see
  * that token's identity rather than the JWT's `sub`.
  */
-export interface GatewayOptions {
-  readonly issuer: string;
-  readonly audience: readonly string[];
-  readonly scopes: readonly string[];
+export interface GatewayOptions extends NonNullable<ControlPlaneApiProps['jwt']> {
   readonly jwks: JSONWebKeySet;
   /** The one browser origin allowed (the console site's). */
   readonly allowedOrigin: string;

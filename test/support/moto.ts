@@ -1,8 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CreateTableCommand, type DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
-import { runTableDefinition } from '../../shared/domain/run-table.ts';
 import { freePort } from './free-port.ts';
 
 /**
@@ -207,22 +205,5 @@ export function oneRequestAtATime<T extends { middlewareStack: { add: (...args: 
   return client;
 }
 
-/** Create the runs table exactly as the adapter defines it (keys, indexes, TTL). */
-export async function createRunTable(client: DynamoDBClient, tableName: string): Promise<void> {
-  const def = runTableDefinition();
-  await client.send(
-    new CreateTableCommand({
-      TableName: tableName,
-      BillingMode: 'PAY_PER_REQUEST',
-      KeySchema: def.keySchema,
-      AttributeDefinitions: def.attributeDefinitions,
-      GlobalSecondaryIndexes: def.globalSecondaryIndexes,
-    }),
-  );
-  await client.send(
-    new UpdateTimeToLiveCommand({
-      TableName: tableName,
-      TimeToLiveSpecification: { AttributeName: def.timeToLiveAttribute, Enabled: true },
-    }),
-  );
-}
+/** The runs table as AWS mode's bootstrap creates it (keys, indexes, TTL). */
+export { createRunTable } from '../../bin/aws-mode/bootstrap.ts';

@@ -22,6 +22,17 @@ export const CloudOptions = () => (
   </>
 );
 
+/** One `<option>` per value, labelled with the value itself (states, run kinds, actions). */
+export const ValueOptions = ({ values }: { values: readonly string[] }) => (
+  <>
+    {values.map((v) => (
+      <option key={v} value={v}>
+        {v}
+      </option>
+    ))}
+  </>
+);
+
 /** The `<option>`s of a target kind select. */
 export const TargetKindOptions = () => (
   <>

@@ -1,5 +1,5 @@
 import type { Problem } from '../api/client.ts';
-import { fieldError } from './problem.tsx';
+import { FieldMessage, fieldError } from './problem.tsx';
 
 export interface Binding {
   var: string;
@@ -38,11 +38,7 @@ export function SecretBindings({
                 aria-invalid={varError ? 'true' : undefined}
                 aria-describedby={varError ? `secret-${i}-var-error` : undefined}
               />
-              {varError && (
-                <span class="field-error" id={`secret-${i}-var-error`}>
-                  {varError}
-                </span>
-              )}
+              <FieldMessage id={`secret-${i}-var-error`} message={varError} />
             </label>
             <label>
               Secret name
@@ -53,11 +49,7 @@ export function SecretBindings({
                 aria-invalid={secretError ? 'true' : undefined}
                 aria-describedby={secretError ? `secret-${i}-secret-error` : undefined}
               />
-              {secretError && (
-                <span class="field-error" id={`secret-${i}-secret-error`}>
-                  {secretError}
-                </span>
-              )}
+              <FieldMessage id={`secret-${i}-secret-error`} message={secretError} />
             </label>
             <button
               type="button"

@@ -8,6 +8,7 @@ import {
   CloudOptions,
   describeTarget,
   TargetKindOptions,
+  ValueOptions,
 } from '../components/pickers.tsx';
 import { ProblemView } from '../components/problem.tsx';
 import { SshUserField, TimeoutField } from '../components/run-fields.tsx';
@@ -200,11 +201,7 @@ export function InventoryPage() {
               value={chosenKind}
               onChange={(e) => setRunKind(e.currentTarget.value as RunKind)}
             >
-              {kinds.map((k) => (
-                <option key={k} value={k}>
-                  {k}
-                </option>
-              ))}
+              <ValueOptions values={kinds} />
             </select>
           </div>
           <AssetPicker

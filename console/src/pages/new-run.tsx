@@ -10,7 +10,7 @@ import {
   type SubmitRunRequest,
 } from '../api/client.ts';
 import { checkExtraVars, ExtraVarsField } from '../components/extra-vars.tsx';
-import { AssetPicker, TARGET_KIND_FOR, TargetPicker, whyNot } from '../components/pickers.tsx';
+import { AssetPicker, TARGET_KIND_FOR, TargetPicker, ValueOptions, whyNot } from '../components/pickers.tsx';
 import { FieldMessage, fieldError, ProblemView } from '../components/problem.tsx';
 import { SshUserField, TimeoutField } from '../components/run-fields.tsx';
 import { type Binding, SecretBindings } from '../components/secret-bindings.tsx';
@@ -135,11 +135,7 @@ export function NewRunPage({ query }: { query: URLSearchParams }) {
         <div class="field">
           <label for="kind">Kind</label>
           <select id="kind" value={kind} onChange={(e) => setKind(e.currentTarget.value as RunKind)}>
-            {RUN_KINDS.map((k) => (
-              <option key={k} value={k}>
-                {k}
-              </option>
-            ))}
+            <ValueOptions values={RUN_KINDS} />
           </select>
         </div>
         {needsTarget ? (
@@ -168,11 +164,7 @@ export function NewRunPage({ query }: { query: URLSearchParams }) {
                 value={action}
                 onChange={(e) => setAction(e.currentTarget.value as Operation['action'])}
               >
-                {ACTIONS.map((a) => (
-                  <option key={a} value={a}>
-                    {a}
-                  </option>
-                ))}
+                <ValueOptions values={ACTIONS} />
               </select>
             </div>
             {ACTION_FIELDS[action].map((f) => (

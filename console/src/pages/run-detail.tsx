@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, asProblem, networkProblem, type Problem, type Run, TERMINAL_STATES } from '../api/client.ts';
 import { StateBadge } from '../components/badges.tsx';
@@ -7,6 +8,14 @@ import { duration, when } from '../format.ts';
 import { usePoll } from '../hooks.ts';
 import { DEFAULT_MASK } from '../mask.ts';
 import { href } from '../router.ts';
+
+/** One term of a `<dl>` and its value, as every row of the run's details and timings shows them. */
+const Kv = ({ label, children }: { label: string; children: ComponentChildren }) => (
+  <div>
+    <dt>{label}</dt>
+    <dd>{children}</dd>
+  </div>
+);
 
 function ExtraVars({ vars }: { vars: Run['extraVars'] }) {
   const entries = Object.entries(vars);
@@ -106,14 +115,8 @@ export function RunDetailPage({ id }: { id: string }) {
       )}
       <div class="grid">
         <dl class="kv card">
-          <div>
-            <dt>Kind</dt>
-            <dd>{run.kind}</dd>
-          </div>
-          <div>
-            <dt>Target</dt>
-            <dd>{run.targetId ?? '—'}</dd>
-          </div>
+          <Kv label="Kind">{run.kind}</Kv>
+          <Kv label="Target">{run.targetId ?? '—'}</Kv>
           <div>
             <dt>Asset</dt>
             <dd>
@@ -131,26 +134,10 @@ export function RunDetailPage({ id }: { id: string }) {
             <dt>Exit code</dt>
             <dd data-testid="exit-code">{run.exitCode ?? '—'}</dd>
           </div>
-          <div>
-            <dt>Requested by</dt>
-            <dd>{run.requestedBy}</dd>
-          </div>
-          <div>
-            <dt>Timeout</dt>
-            <dd>{duration(run.timeoutSeconds * 1000)}</dd>
-          </div>
-          {run.sshUser && (
-            <div>
-              <dt>SSH user</dt>
-              <dd>{run.sshUser}</dd>
-            </div>
-          )}
-          {run.managedAccount && (
-            <div>
-              <dt>Managed account</dt>
-              <dd>{run.managedAccount}</dd>
-            </div>
-          )}
+          <Kv label="Requested by">{run.requestedBy}</Kv>
+          <Kv label="Timeout">{duration(run.timeoutSeconds * 1000)}</Kv>
+          {run.sshUser && <Kv label="SSH user">{run.sshUser}</Kv>}
+          {run.managedAccount && <Kv label="Managed account">{run.managedAccount}</Kv>}
           {run.batchId && (
             <div>
               <dt>Batch</dt>
@@ -159,34 +146,14 @@ export function RunDetailPage({ id }: { id: string }) {
               </dd>
             </div>
           )}
-          <div>
-            <dt>Attempt</dt>
-            <dd>{run.attempt}</dd>
-          </div>
+          <Kv label="Attempt">{run.attempt}</Kv>
         </dl>
         <dl class="kv card" aria-label="Timings">
-          <div>
-            <dt>Queue wait</dt>
-            <dd>{duration(t.queueWaitMs)}</dd>
-          </div>
-          <div>
-            <dt>Launch latency</dt>
-            <dd>{duration(t.launchLatencyMs)}</dd>
-          </div>
-          <div>
-            <dt>Start latency</dt>
-            <dd>{duration(t.startLatencyMs)}</dd>
-          </div>
-          <div>
-            <dt>Run time</dt>
-            <dd>{duration(t.runTimeMs)}</dd>
-          </div>
-          {t.notStartedReason && (
-            <div>
-              <dt>Not started</dt>
-              <dd>{t.notStartedReason}</dd>
-            </div>
-          )}
+          <Kv label="Queue wait">{duration(t.queueWaitMs)}</Kv>
+          <Kv label="Launch latency">{duration(t.launchLatencyMs)}</Kv>
+          <Kv label="Start latency">{duration(t.startLatencyMs)}</Kv>
+          <Kv label="Run time">{duration(t.runTimeMs)}</Kv>
+          {t.notStartedReason && <Kv label="Not started">{t.notStartedReason}</Kv>}
         </dl>
       </div>
       <div class="grid">

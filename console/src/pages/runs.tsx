@@ -13,6 +13,7 @@ import {
 } from '../api/client.ts';
 import { StateBadge } from '../components/badges.tsx';
 import { ListTable } from '../components/list-table.tsx';
+import { ValueOptions } from '../components/pickers.tsx';
 import { ProblemView } from '../components/problem.tsx';
 import { duration, when } from '../format.ts';
 import { usePoll } from '../hooks.ts';
@@ -170,22 +171,14 @@ function FilterForm({
         State
         <select name="state" value={state} onChange={(e) => setState(e.currentTarget.value)}>
           <option value="">any</option>
-          {RUN_STATES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
+          <ValueOptions values={RUN_STATES} />
         </select>
       </label>
       <label>
         Kind
         <select name="kind" value={kind} onChange={(e) => setKind(e.currentTarget.value)}>
           <option value="">any</option>
-          {RUN_KINDS.map((k) => (
-            <option key={k} value={k}>
-              {k}
-            </option>
-          ))}
+          <ValueOptions values={RUN_KINDS} />
         </select>
       </label>
       <label>

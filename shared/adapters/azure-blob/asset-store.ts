@@ -6,21 +6,10 @@ import {
   type UserDelegationKey,
 } from '@azure/storage-blob';
 import { AssetNotFoundError, LaunchRejectedError } from '../../domain/errors.ts';
-import type {
-  AssetInfo,
-  AssetLocation,
-  AssetStore,
-  PutAssetOptions,
-  PutAssetResult,
-} from '../../ports/asset-store.ts';
-import { assetExists, collectAssets } from '../object-store/listing.ts';
-import {
-  checkUploadPath,
-  DEFAULT_MAX_ENTRIES,
-  normalizePrefix,
-  objectNameFor,
-  uploaded,
-} from '../object-store/naming.ts';
+import type * as port from '../../ports/asset-store.ts';
+import { collectAssets, type ListingLimits, listingLimits } from '../object-store/listing.ts';
+import { normalizePrefix, objectNameFor } from '../object-store/naming.ts';
+import { putObject } from '../object-store/put-object.ts';
 
 /** HTTP status of a RestError (duck-typed: several copies of @azure/core-rest-pipeline may be installed). */
 const statusOf = (error: unknown): number | undefined => {
@@ -71,12 +60,11 @@ export interface AzureBlobAssetStoreOptions {
  * await assets.locate('hello/site.yml'); // { kind: 'url', url: 'https://<account>.blob.core.windows.net/rw-assets/playbooks/hello/site.yml' }
  * await assets.put('tools/setup.sh', bytes); // AssetExistsError when it is already there
  */
-export class AzureBlobAssetStore implements AssetStore {
+export class AzureBlobAssetStore implements port.AssetStore {
   readonly backend = 'azure_blob' as const;
   readonly #container: ContainerClient;
   readonly #prefix: string;
-  readonly #maxEntries: number;
-  readonly #pageSize: number | undefined;
+  readonly #limits: ListingLimits;
 
   readonly #userDelegationKey: AzureBlobAssetStoreOptions['userDelegationKey'];
 
@@ -84,11 +72,10 @@ export class AzureBlobAssetStore implements AssetStore {
     this.#container = options.container;
     this.#userDelegationKey = options.userDelegationKey;
     this.#prefix = normalizePrefix(options.prefix);
-    this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
-    this.#pageSize = options.pageSize;
+    this.#limits = listingLimits(options);
   }
 
-  async locate(path: string): Promise<AssetLocation> {
+  async locate(path: string): Promise<port.AssetLocation> {
     const name = objectNameFor(this.#prefix, path);
     const blob = this.#container.getBlobClient(name);
     try {
@@ -129,24 +116,22 @@ export class AzureBlobAssetStore implements AssetStore {
     );
   };
 
-  async put(path: string, bytes: Uint8Array, options: PutAssetOptions = {}): Promise<PutAssetResult> {
-    checkUploadPath(path);
-    const blob = this.#container.getBlockBlobClient(this.#prefix + path);
-    const overwrite = options.overwrite === true;
-    // Only to report `replaced`; the write itself does not depend on it.
-    const replaced = overwrite && (await blob.exists());
-    try {
-      await blob.upload(bytes, bytes.byteLength, overwrite ? {} : { conditions: { ifNoneMatch: '*' } });
-    } catch (error) {
-      // 409 BlobAlreadyExists is Azure's answer to `If-None-Match: *` on an existing blob;
-      // 412 ConditionNotMet is accepted too, should a proxy or API version answer that way.
-      const status = statusOf(error);
-      if (!overwrite && (status === 409 || status === 412)) {
-        throw assetExists(path, error);
-      }
-      throw error;
-    }
-    return uploaded(path, bytes, replaced);
+  put(path: string, bytes: Uint8Array, options?: port.PutAssetOptions): Promise<port.PutAssetResult> {
+    return putObject(path, bytes, options, () => {
+      const blob = this.#container.getBlockBlobClient(this.#prefix + path);
+      return {
+        exists: () => blob.exists(),
+        write: async (overwrite) => {
+          await blob.upload(bytes, bytes.byteLength, overwrite ? {} : { conditions: { ifNoneMatch: '*' } });
+        },
+        // 409 BlobAlreadyExists is Azure's answer to `If-None-Match: *` on an existing blob;
+        // 412 ConditionNotMet is accepted too, should a proxy or API version answer that way.
+        isConflict: (error) => {
+          const status = statusOf(error);
+          return status === 409 || status === 412;
+        },
+      };
+    });
   }
 
   /**
@@ -154,10 +139,10 @@ export class AzureBlobAssetStore implements AssetStore {
    * most `maxEntries` (10,000 by default). Folder markers (names ending in
    * `/`, as left by some tools on hierarchical-namespace accounts) are skipped.
    */
-  async list(): Promise<readonly AssetInfo[]> {
+  async list(): Promise<readonly port.AssetInfo[]> {
     const pages = this.#container
       .listBlobsFlat(this.#prefix === '' ? {} : { prefix: this.#prefix })
-      .byPage(this.#pageSize === undefined ? {} : { maxPageSize: this.#pageSize });
+      .byPage(this.#limits.pageSize === undefined ? {} : { maxPageSize: this.#limits.pageSize });
     async function* objects() {
       for await (const page of pages) {
         yield page.segment.blobItems.map((item) => ({
@@ -166,6 +151,6 @@ export class AzureBlobAssetStore implements AssetStore {
         }));
       }
     }
-    return collectAssets(this.#prefix, this.#maxEntries, objects());
+    return collectAssets(this.#prefix, this.#limits.maxEntries, objects());
   }
 }

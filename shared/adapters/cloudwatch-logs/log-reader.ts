@@ -5,6 +5,7 @@ import {
 } from '@aws-sdk/client-cloudwatch-logs';
 import { decodeJsonCursor, invalidCursor } from '../../domain/cursor.ts';
 import { ValidationError } from '../../domain/errors.ts';
+import { once } from '../../lib/once.ts';
 import { type LogLine, type LogPage, type LogReader, logPageSize } from '../../ports/log-store.ts';
 
 /**
@@ -23,12 +24,8 @@ interface Position {
   readonly n: number;
 }
 
-let sharedClient: CloudWatchLogsClient | undefined;
 /** One client per cold start, shared by every reader built without an injected client. */
-const defaultClient = (): CloudWatchLogsClient => {
-  sharedClient ??= new CloudWatchLogsClient({});
-  return sharedClient;
-};
+const defaultClient = once((): CloudWatchLogsClient => new CloudWatchLogsClient({}));
 
 /**
  * The stream the ECS `awslogs` driver writes a task's output to:

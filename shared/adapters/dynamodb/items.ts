@@ -7,6 +7,7 @@ import {
 import { ValidationError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
 import { LIST_VALUE } from '../../domain/run-table.ts';
+import { once } from '../../lib/once.ts';
 import { advanceAttributes, withAdvances } from './advance-overlay.ts';
 import { withClaim } from './claim-overlay.ts';
 import { withRelayClaim } from './relay-claim-item.ts';
@@ -39,12 +40,8 @@ export function runTableOf(options: {
   return { client: options.client ?? defaultClient(), table: options.tableName };
 }
 
-let sharedClient: DynamoDBClient | undefined;
 /** One client per cold start, shared by every store built without an injected client. */
-export const defaultClient = (): DynamoDBClient => {
-  sharedClient ??= new DynamoDBClient({});
-  return sharedClient;
-};
+export const defaultClient = once((): DynamoDBClient => new DynamoDBClient({}));
 
 /** Follow LastEvaluatedKey until `want` items are in hand or the query is exhausted. */
 export async function queryAll(

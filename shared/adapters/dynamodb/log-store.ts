@@ -10,14 +10,8 @@ import { decodeSeqCursor, encodeSeqCursor } from '../../domain/cursor.ts';
 import { ValidationError } from '../../domain/errors.ts';
 import { limitError } from '../../domain/page-limit.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
-import {
-  type LogLine,
-  type LogLineInput,
-  type LogPage,
-  type LogStore,
-  type LogStream,
-  logPageSize,
-} from '../../ports/log-store.ts';
+import type * as port from '../../ports/log-store.ts';
+import { logPageSize } from '../../ports/log-store.ts';
 
 /*
  * Items (string keys `pk` / `sk`, so the runs table can hold them beside the runs):
@@ -49,7 +43,7 @@ const N = (value: number): AttributeValue => ({ N: String(value) });
 const pkOf = (runId: string) => `LOG#${runId}`;
 const skOf = (seq: number) => String(seq).padStart(SEQ_DIGITS, '0');
 
-type StoredLine = [at: string, stream: LogStream, text: string];
+type StoredLine = [at: string, stream: port.LogStream, text: string];
 
 export interface DynamoLogStoreOptions {
   readonly tableName: string;
@@ -79,7 +73,7 @@ export interface DynamoLogStoreOptions {
  * await logs.append(runId, [{ stream: 'stdout', text: 'PLAY [all]' }]);
  * const page = await logs.read(runId, { cursor });
  */
-export class DynamoLogStore implements LogStore {
+export class DynamoLogStore implements port.LogStore {
   readonly #client: DynamoDBClient;
   readonly #table: string;
   readonly #clock: Clock;
@@ -97,7 +91,7 @@ export class DynamoLogStore implements LogStore {
     this.#ttlAttribute = options.ttlAttribute ?? 'expiresAt';
   }
 
-  append(runId: string, lines: readonly LogLineInput[]): Promise<void> {
+  append(runId: string, lines: readonly port.LogLineInput[]): Promise<void> {
     if (lines.length === 0) return Promise.resolve();
     const previous = this.#chains.get(runId) ?? Promise.resolve();
     const mine = previous.catch(() => {}).then(() => this.#appendNow(runId, lines));
@@ -109,11 +103,11 @@ export class DynamoLogStore implements LogStore {
     return mine;
   }
 
-  async read(runId: string, options: { cursor?: string; limit?: number } = {}): Promise<LogPage> {
+  async read(runId: string, options: { cursor?: string; limit?: number } = {}): Promise<port.LogPage> {
     const wanted = logPageSize(options.limit);
     if (wanted === undefined) throw limitError();
     const after = options.cursor === undefined ? 0 : decodeSeqCursor(options.cursor);
-    const lines: LogLine[] = [];
+    const lines: port.LogLine[] = [];
     let startKey: Record<string, AttributeValue> | undefined;
     do {
       const page: QueryCommandOutput = await this.#client.send(
@@ -139,7 +133,7 @@ export class DynamoLogStore implements LogStore {
     return { lines, nextCursor: encodeSeqCursor(lines.at(-1)?.seq ?? after) };
   }
 
-  async #appendNow(runId: string, lines: readonly LogLineInput[]): Promise<void> {
+  async #appendNow(runId: string, lines: readonly port.LogLineInput[]): Promise<void> {
     const now = this.#clock.now();
     const stored: StoredLine[] = lines.map((l) => [l.at ?? now, l.stream, clipLine(l.text)]);
     const expiresAt = N(Math.floor(this.#clock.nowMs() / 1000) + this.#ttlSeconds);

@@ -9,18 +9,8 @@ import { NotFoundError, RunConflictError, ValidationError } from '../../domain/e
 import { checkLimit } from '../../domain/page-limit.ts';
 import { type Run, TERMINAL_STATES } from '../../domain/run.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
-import {
-  type CreateRunOptions,
-  pageOf,
-  type RelayClaimRequest,
-  type RelayClaimResult,
-  type RunAdvance,
-  type RunAdvanceResult,
-  type RunClaim,
-  type RunPage,
-  type RunQuery,
-  type RunStore,
-} from '../../ports/run-store.ts';
+import type * as port from '../../ports/run-store.ts';
+import { pageOf } from '../../ports/run-store.ts';
 import { type HoldTable, holdAccount, releaseAccount } from './account-holds.ts';
 import {
   cancellationReasons,
@@ -69,7 +59,7 @@ export interface DynamoRunStoreOptions {
  * const { run } = await store.createRun(newRun(input, clock.now()), { idempotencyKey, fingerprint });
  * await store.updateRun(transition(run, 'dispatching', clock.now()), run.version);
  */
-export class DynamoRunStore implements RunStore {
+export class DynamoRunStore implements port.RunStore {
   readonly #client: DynamoDBClient;
   readonly #table: string;
   readonly #clock: Clock;
@@ -83,7 +73,7 @@ export class DynamoRunStore implements RunStore {
     this.#t = { client: this.#client, table: this.#table, clock: this.#clock };
   }
 
-  async createRun(run: Run, options: CreateRunOptions = {}): Promise<{ run: Run; created: boolean }> {
+  async createRun(run: Run, options: port.CreateRunOptions = {}): Promise<{ run: Run; created: boolean }> {
     const { idempotencyKey, fingerprint } = options;
     if (idempotencyKey === undefined) {
       await this.#insertOne(run);
@@ -205,7 +195,7 @@ export class DynamoRunStore implements RunStore {
     }
   }
 
-  async listRuns(query: RunQuery): Promise<RunPage> {
+  async listRuns(query: port.RunQuery): Promise<port.RunPage> {
     const { limit } = query;
     checkLimit(limit, MAX_PAGE);
     const after = query.cursor === undefined ? undefined : decodeIdCursor(query.cursor);
@@ -229,12 +219,12 @@ export class DynamoRunStore implements RunStore {
   }
 
   /** One conditional UpdateItem returning the run (run-claim.ts); no read before it. */
-  claimRun(id: string, claim: RunClaim): Promise<{ run: Run; claimed: boolean } | undefined> {
+  claimRun(id: string, claim: port.RunClaim): Promise<{ run: Run; claimed: boolean } | undefined> {
     return claimRun(this.#t, id, claim);
   }
 
   /** One UpdateItem, ALL_NEW (shared/adapters/dynamodb/relay-claim.ts). */
-  claimRelayRun(runId: string, claim: RelayClaimRequest): Promise<RelayClaimResult> {
+  claimRelayRun(runId: string, claim: port.RelayClaimRequest): Promise<port.RelayClaimResult> {
     return dynamoRelayClaim(this.#t, runId, claim);
   }
 
@@ -244,7 +234,7 @@ export class DynamoRunStore implements RunStore {
   }
 
   /** One conditional UpdateItem returning the run, no read (run-advance.ts). */
-  advanceRun(id: string, advance: RunAdvance): Promise<RunAdvanceResult> {
+  advanceRun(id: string, advance: port.RunAdvance): Promise<port.RunAdvanceResult> {
     return dynamoAdvanceRun(this.#t, id, advance);
   }
 

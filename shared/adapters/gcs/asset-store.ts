@@ -1,27 +1,13 @@
 import { type Bucket, Storage } from '@google-cloud/storage';
 import { AssetNotFoundError, ValidationError } from '../../domain/errors.ts';
-import type {
-  AssetInfo,
-  AssetLocation,
-  AssetStore,
-  PutAssetOptions,
-  PutAssetResult,
-} from '../../ports/asset-store.ts';
-import { assetExists, collectAssets } from '../object-store/listing.ts';
-import {
-  checkUploadPath,
-  DEFAULT_MAX_ENTRIES,
-  normalizePrefix,
-  objectNameFor,
-  uploaded,
-} from '../object-store/naming.ts';
+import { once } from '../../lib/once.ts';
+import type * as port from '../../ports/asset-store.ts';
+import { collectAssets, type ListingLimits, listingLimits } from '../object-store/listing.ts';
+import { normalizePrefix, objectNameFor } from '../object-store/naming.ts';
+import { putObject } from '../object-store/put-object.ts';
 
-let sharedStorage: Storage | undefined;
 /** One client per cold start, shared by every store built without an injected one (Application Default Credentials). */
-const defaultStorage = (): Storage => {
-  sharedStorage ??= new Storage();
-  return sharedStorage;
-};
+const defaultStorage = once((): Storage => new Storage());
 
 /** HTTP status of an ApiError from the SDK (`code` holds the status for JSON API errors). */
 const statusOf = (error: unknown): number | undefined => {
@@ -62,22 +48,20 @@ export interface GcsAssetStoreOptions {
  * await assets.locate('hello/site.yml'); // { kind: 'url', url: 'gs://rw-assets/playbooks/hello/site.yml' }
  * await assets.put('tools/setup.sh', bytes); // AssetExistsError when it is already there
  */
-export class GcsAssetStore implements AssetStore {
+export class GcsAssetStore implements port.AssetStore {
   readonly backend = 'gcs' as const;
   readonly #bucket: Bucket;
   readonly #prefix: string;
-  readonly #maxEntries: number;
-  readonly #pageSize: number | undefined;
+  readonly #limits: ListingLimits;
 
   constructor(options: GcsAssetStoreOptions) {
     if (options.bucket.length === 0) throw new ValidationError('bucket must not be empty');
     this.#bucket = (options.storage ?? defaultStorage()).bucket(options.bucket);
     this.#prefix = normalizePrefix(options.prefix);
-    this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
-    this.#pageSize = options.pageSize;
+    this.#limits = listingLimits(options);
   }
 
-  async locate(path: string): Promise<AssetLocation> {
+  async locate(path: string): Promise<port.AssetLocation> {
     const name = objectNameFor(this.#prefix, path);
     try {
       await this.#bucket.file(name).getMetadata();
@@ -104,25 +88,20 @@ export class GcsAssetStore implements AssetStore {
     return url;
   };
 
-  async put(path: string, bytes: Uint8Array, options: PutAssetOptions = {}): Promise<PutAssetResult> {
-    checkUploadPath(path);
-    const file = this.#bucket.file(this.#prefix + path);
-    const overwrite = options.overwrite === true;
-    // Only to report `replaced`; the write itself does not depend on it.
-    const replaced = overwrite && (await file.exists())[0];
-    try {
-      // Single-shot upload: assets are small, and a resumable session would add a round trip.
-      await file.save(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), {
-        resumable: false,
-        ...(overwrite ? {} : { preconditionOpts: { ifGenerationMatch: 0 } }),
-      });
-    } catch (error) {
-      if (!overwrite && statusOf(error) === 412) {
-        throw assetExists(path, error);
-      }
-      throw error;
-    }
-    return uploaded(path, bytes, replaced);
+  put(path: string, bytes: Uint8Array, options?: port.PutAssetOptions): Promise<port.PutAssetResult> {
+    return putObject(path, bytes, options, () => {
+      const file = this.#bucket.file(this.#prefix + path);
+      return {
+        exists: async () => (await file.exists())[0],
+        // Single-shot upload: assets are small, and a resumable session would add a round trip.
+        write: (overwrite) =>
+          file.save(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), {
+            resumable: false,
+            ...(overwrite ? {} : { preconditionOpts: { ifGenerationMatch: 0 } }),
+          }),
+        isConflict: (error) => statusOf(error) === 412,
+      };
+    });
   }
 
   /**
@@ -130,8 +109,8 @@ export class GcsAssetStore implements AssetStore {
    * at most `maxEntries` (10,000 by default). Folder placeholders (names
    * ending in `/`, as the console creates) are skipped.
    */
-  async list(): Promise<readonly AssetInfo[]> {
-    const [bucket, prefix, pageSize] = [this.#bucket, this.#prefix, this.#pageSize];
+  async list(): Promise<readonly port.AssetInfo[]> {
+    const [bucket, prefix, pageSize] = [this.#bucket, this.#prefix, this.#limits.pageSize];
     async function* pages() {
       let pageToken: string | undefined;
       do {
@@ -146,6 +125,6 @@ export class GcsAssetStore implements AssetStore {
         pageToken = (next as { pageToken?: string } | null | undefined)?.pageToken || undefined;
       } while (pageToken !== undefined);
     }
-    return collectAssets(prefix, this.#maxEntries, pages());
+    return collectAssets(prefix, this.#limits.maxEntries, pages());
   }
 }

@@ -21,13 +21,7 @@ import {
   ValidationError,
 } from '../../domain/errors.ts';
 import { assetTypeOf } from '../../domain/task.ts';
-import type {
-  AssetInfo,
-  AssetLocation,
-  AssetStore,
-  PutAssetOptions,
-  PutAssetResult,
-} from '../../ports/asset-store.ts';
+import type * as port from '../../ports/asset-store.ts';
 import { checkUploadPath, DEFAULT_MAX_ENTRIES, uploaded } from '../object-store/naming.ts';
 
 /**
@@ -44,7 +38,7 @@ import { checkUploadPath, DEFAULT_MAX_ENTRIES, uploaded } from '../object-store/
  * const where = await assets.locate('hello/site.yml'); // { kind: 'file', path: '/…/assets/hello/site.yml' }
  * await assets.put('tools/setup.sh', bytes); // written to a hidden temp file, then linked into place
  */
-export class LocalAssetStore implements AssetStore {
+export class LocalAssetStore implements port.AssetStore {
   readonly backend = 'local' as const;
   readonly #root: string;
   readonly #maxEntries: number;
@@ -61,7 +55,7 @@ export class LocalAssetStore implements AssetStore {
     return readFile(where.path);
   };
 
-  async locate(path: string): Promise<AssetLocation> {
+  async locate(path: string): Promise<port.AssetLocation> {
     if (path.includes('\0')) {
       throw new ValidationError('Asset path must not contain NUL', [
         { path: 'asset', message: 'contains NUL' },
@@ -109,10 +103,10 @@ export class LocalAssetStore implements AssetStore {
    * (10,000 by default) so a mistaken root such as `/` cannot stall the API.
    * Symlinks are followed only while they stay inside the root.
    */
-  async list(): Promise<readonly AssetInfo[]> {
+  async list(): Promise<readonly port.AssetInfo[]> {
     const root = await this.#realRoot();
     if (root === undefined) return [];
-    const found: AssetInfo[] = [];
+    const found: port.AssetInfo[] = [];
     // Real paths of directories already walked: a symlink loop inside the root is walked once.
     const seen = new Set<string>([root]);
     const walk = async (dir: string, prefix: string): Promise<void> => {
@@ -162,7 +156,11 @@ export class LocalAssetStore implements AssetStore {
    * Directories are created one at a time and every symlinked one is
    * checked to stay inside the root before anything is written below it.
    */
-  async put(path: string, bytes: Uint8Array, options: PutAssetOptions = {}): Promise<PutAssetResult> {
+  async put(
+    path: string,
+    bytes: Uint8Array,
+    options: port.PutAssetOptions = {},
+  ): Promise<port.PutAssetResult> {
     checkUploadPath(path);
     await mkdir(this.#root, { recursive: true });
     const root = await realpath(this.#root);

@@ -2,6 +2,22 @@ import { objectPathProblem } from '../../domain/asset-path.ts';
 import { AssetExistsError } from '../../domain/errors.ts';
 import { assetTypeOf } from '../../domain/task.ts';
 import type { AssetInfo } from '../../ports/asset-store.ts';
+import { DEFAULT_MAX_ENTRIES } from './naming.ts';
+
+/** How a store lists: at most `maxEntries` assets, `pageSize` objects per page (undefined: the API's default). */
+export interface ListingLimits {
+  readonly maxEntries: number;
+  readonly pageSize: number | undefined;
+}
+
+/** A store's listing limits from its options (every object store takes the same two). */
+export const listingLimits = (options: {
+  readonly maxEntries?: number;
+  readonly pageSize?: number;
+}): ListingLimits => ({
+  maxEntries: options.maxEntries ?? DEFAULT_MAX_ENTRIES,
+  pageSize: options.pageSize,
+});
 
 /** One object as a listing page reports it. */
 export interface ListedObject {

@@ -7,28 +7,14 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { AssetNotFoundError, ValidationError } from '../../domain/errors.ts';
-import type {
-  AssetInfo,
-  AssetLocation,
-  AssetStore,
-  PutAssetOptions,
-  PutAssetResult,
-} from '../../ports/asset-store.ts';
-import { assetExists, collectAssets } from '../object-store/listing.ts';
-import {
-  checkUploadPath,
-  DEFAULT_MAX_ENTRIES,
-  normalizePrefix,
-  objectNameFor,
-  uploaded,
-} from '../object-store/naming.ts';
+import { once } from '../../lib/once.ts';
+import type * as port from '../../ports/asset-store.ts';
+import { collectAssets, type ListingLimits, listingLimits } from '../object-store/listing.ts';
+import { normalizePrefix, objectNameFor } from '../object-store/naming.ts';
+import { putObject } from '../object-store/put-object.ts';
 
-let sharedClient: S3Client | undefined;
 /** One client per cold start, shared by every store built without an injected client. */
-const defaultClient = (): S3Client => {
-  sharedClient ??= new S3Client({});
-  return sharedClient;
-};
+const defaultClient = once((): S3Client => new S3Client({}));
 
 export interface S3AssetStoreOptions {
   readonly bucket: string;
@@ -64,24 +50,22 @@ export interface S3AssetStoreOptions {
  * await assets.grantRead('hello/site.yml', 900); // https://rw-assets.s3.…/playbooks/hello/site.yml?X-Amz-Signature=…
  * await assets.put('tools/setup.sh', bytes); // AssetExistsError when it is already there
  */
-export class S3AssetStore implements AssetStore {
+export class S3AssetStore implements port.AssetStore {
   readonly backend = 's3' as const;
   readonly #client: S3Client;
   readonly #bucket: string;
   readonly #prefix: string;
-  readonly #maxEntries: number;
-  readonly #pageSize: number | undefined;
+  readonly #limits: ListingLimits;
 
   constructor(options: S3AssetStoreOptions) {
     if (options.bucket.length === 0) throw new ValidationError('bucket must not be empty');
     this.#client = options.client ?? defaultClient();
     this.#bucket = options.bucket;
     this.#prefix = normalizePrefix(options.prefix);
-    this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
-    this.#pageSize = options.pageSize;
+    this.#limits = listingLimits(options);
   }
 
-  async locate(path: string): Promise<AssetLocation> {
+  async locate(path: string): Promise<port.AssetLocation> {
     const key = objectNameFor(this.#prefix, path);
     try {
       await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: key }));
@@ -107,31 +91,29 @@ export class S3AssetStore implements AssetStore {
     });
   };
 
-  async put(path: string, bytes: Uint8Array, options: PutAssetOptions = {}): Promise<PutAssetResult> {
-    checkUploadPath(path);
-    const key = this.#prefix + path;
-    const overwrite = options.overwrite === true;
-    // Only to report `replaced`; the write itself does not depend on it.
-    const replaced = overwrite && (await this.#exists(key));
-    try {
-      await this.#client.send(
-        new PutObjectCommand({
-          Bucket: this.#bucket,
-          Key: key,
-          Body: bytes,
-          ContentLength: bytes.byteLength,
-          ...(overwrite ? {} : { IfNoneMatch: '*' }),
-        }),
-      );
-    } catch (error) {
-      // 412: the key exists. 409: a concurrent conditional write to the same key won the race.
-      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      if (!overwrite && (status === 412 || status === 409)) {
-        throw assetExists(path, error);
-      }
-      throw error;
-    }
-    return uploaded(path, bytes, replaced);
+  put(path: string, bytes: Uint8Array, options?: port.PutAssetOptions): Promise<port.PutAssetResult> {
+    return putObject(path, bytes, options, () => {
+      const key = this.#prefix + path;
+      return {
+        exists: () => this.#exists(key),
+        write: async (overwrite) => {
+          await this.#client.send(
+            new PutObjectCommand({
+              Bucket: this.#bucket,
+              Key: key,
+              Body: bytes,
+              ContentLength: bytes.byteLength,
+              ...(overwrite ? {} : { IfNoneMatch: '*' }),
+            }),
+          );
+        },
+        // 412: the key exists. 409: a concurrent conditional write to the same key won the race.
+        isConflict: (error) => {
+          const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+          return status === 412 || status === 409;
+        },
+      };
+    });
   }
 
   /**
@@ -139,9 +121,9 @@ export class S3AssetStore implements AssetStore {
    * at most `maxEntries` (10,000 by default). Folder markers (keys ending in
    * `/`) are skipped.
    */
-  async list(): Promise<readonly AssetInfo[]> {
+  async list(): Promise<readonly port.AssetInfo[]> {
     const client = this.#client;
-    const [bucket, prefix, pageSize] = [this.#bucket, this.#prefix, this.#pageSize];
+    const [bucket, prefix, pageSize] = [this.#bucket, this.#prefix, this.#limits.pageSize];
     async function* pages() {
       let token: string | undefined;
       do {
@@ -159,7 +141,7 @@ export class S3AssetStore implements AssetStore {
         token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
       } while (token !== undefined);
     }
-    return collectAssets(prefix, this.#maxEntries, pages());
+    return collectAssets(prefix, this.#limits.maxEntries, pages());
   }
 
   async #exists(key: string): Promise<boolean> {

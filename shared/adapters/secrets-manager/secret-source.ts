@@ -1,5 +1,6 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { NotFoundError } from '../../domain/errors.ts';
+import { once } from '../../lib/once.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { SecretSource } from '../../ports/secret-source.ts';
 
@@ -10,12 +11,8 @@ interface Entry {
   readonly expiresAtMs: number;
 }
 
-let sharedClient: SecretsManagerClient | undefined;
 /** One client per cold start, shared by every source built without an injected client. */
-const defaultClient = (): SecretsManagerClient => {
-  sharedClient ??= new SecretsManagerClient({});
-  return sharedClient;
-};
+const defaultClient = once((): SecretsManagerClient => new SecretsManagerClient({}));
 
 export interface SecretsManagerSecretSourceOptions {
   /** Defaults to one client per process, configured from the environment (AWS_REGION, AWS_ENDPOINT_URL …). */

@@ -8,6 +8,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { ValidationError } from '../../domain/errors.ts';
+import { once } from '../../lib/once.ts';
 import type { QueueMessage, ReceiveOptions, WorkQueue } from '../../ports/work-queue.ts';
 
 // SQS limits, checked before the call so a bad value is a ValidationError, as in the SQLite queue.
@@ -38,12 +39,8 @@ function checkBody(body: string, path: string): void {
 
 const errorName = (error: unknown): string | undefined => (error instanceof Error ? error.name : undefined);
 
-let sharedClient: SQSClient | undefined;
 /** One client per cold start, shared by every queue built without an injected client. */
-const defaultClient = (): SQSClient => {
-  sharedClient ??= new SQSClient({});
-  return sharedClient;
-};
+const defaultClient = once((): SQSClient => new SQSClient({}));
 
 export interface SqsWorkQueueOptions {
   readonly queueUrl: string;

@@ -19,18 +19,24 @@ const T0 = '2025-01-01T00:00:00.000Z';
 const T1 = '2025-01-01T00:01:00.000Z';
 const T2 = '2025-01-01T00:02:00.000Z';
 
-/** The state machine as DESIGN.md states it, written out independently of run.ts. */
-const ALLOWED: Record<RunState, readonly RunState[]> = {
-  queued: ['dispatching', 'refused', 'failed', 'cancelled', 'timed_out'],
-  dispatching: ['queued', 'launched', 'refused', 'failed', 'cancelled', 'timed_out'],
-  launched: ['running', 'succeeded', 'failed', 'cancelled', 'timed_out'],
-  running: ['succeeded', 'failed', 'cancelled', 'timed_out'],
-  succeeded: [],
-  failed: [],
-  cancelled: [],
-  timed_out: [],
-  refused: [],
+/**
+ * The state machine as DESIGN.md states it, written out independently of run.ts and as rules rather than
+ * its table: each live state's own next steps; any live state may also fail, be cancelled or time out; a
+ * terminal state has no way out.
+ */
+const STEPS: Partial<Record<RunState, readonly RunState[]>> = {
+  queued: ['dispatching', 'refused'],
+  dispatching: ['queued', 'launched', 'refused'],
+  launched: ['running', 'succeeded'],
+  running: ['succeeded'],
 };
+const ENDINGS: readonly RunState[] = ['failed', 'cancelled', 'timed_out'];
+const ALLOWED = Object.fromEntries(
+  RUN_STATES.map((s): [RunState, readonly RunState[]] => {
+    const steps = STEPS[s];
+    return [s, steps === undefined ? [] : [...steps, ...ENDINGS]];
+  }),
+) as Record<RunState, readonly RunState[]>;
 
 /** A shortest legal path from queued to each state. */
 const PATH: Record<RunState, readonly RunState[]> = {

@@ -8,7 +8,14 @@ import {
 import { openDatabase } from '../../../shared/adapters/sqlite/database.ts';
 import { SqliteRunStore } from '../../../shared/adapters/sqlite/run-store.ts';
 import { mutateRun } from '../../../shared/app/run-updates.ts';
-import { amend, isTerminal, type Run, type RunState, transition } from '../../../shared/domain/run.ts';
+import {
+  amend,
+  isTerminal,
+  RUN_STATES,
+  type Run,
+  type RunState,
+  transition,
+} from '../../../shared/domain/run.ts';
 import {
   createQueuedRun,
   ManualClock,
@@ -68,17 +75,11 @@ function ecsEvent(runId: string, spec: EventSpec): EcsTaskStateChangeEvent {
   };
 }
 
-const RANK: Record<RunState, number> = {
-  queued: 0,
-  dispatching: 1,
-  launched: 2,
-  running: 3,
-  succeeded: 4,
-  failed: 4,
-  cancelled: 4,
-  timed_out: 4,
-  refused: 4,
-};
+/** How far along a run is, as DESIGN.md orders the states: the live ones in turn, then any terminal one. */
+const PROGRESS: readonly RunState[] = ['queued', 'dispatching', 'launched', 'running'];
+const RANK = Object.fromEntries(
+  RUN_STATES.map((s) => [s, PROGRESS.includes(s) ? PROGRESS.indexOf(s) : PROGRESS.length]),
+) as Record<RunState, number>;
 
 function setup() {
   const clock = new ManualClock();
