@@ -42,3 +42,25 @@ describe('the prebuilt OpenAPI document', () => {
     expect(JSON.parse(String(res.body))).toEqual(JSON.parse(JSON.stringify(openApiDocument())));
   });
 });
+
+describe('GET /openapi.json', () => {
+  it('refuses a body with problem+json, as every route that takes none does', async () => {
+    const handler = makeGetOpenApi();
+    const res = await handler(
+      {
+        version: '2.0',
+        routeKey: 'GET /openapi.json',
+        rawPath: '/openapi.json',
+        rawQueryString: '',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+        requestContext: { http: { method: 'GET', path: '/openapi.json' } },
+        isBase64Encoded: false,
+      } as any,
+      {} as any,
+    );
+    expect(res.statusCode).toBe(400);
+    expect(res.headers).toMatchObject({ 'content-type': 'application/problem+json' });
+    expect(JSON.parse(String(res.body))).toMatchObject({ detail: 'This route takes no request body' });
+  });
+});
