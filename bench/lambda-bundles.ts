@@ -21,7 +21,8 @@
  *   path parameters and a valid body, so the handler authenticates,
  *   validates and reaches its first SDK call (an unauthenticated request
  *   would answer 401 before building the route's work); an SQS batch of one
- *   run message; a scheduled event. The handlers build their composition on
+ *   run message; an ECS task state change for EcsTaskStateChange; a
+ *   scheduled event for the other EventBridge functions. The handlers build their composition on
  *   this first call. Every SDK call goes to a refused local port and fails
  *   at once (one attempt), and the status each function answered is printed.
  * - the floor, per function: a bundle that imports and constructs that
@@ -54,7 +55,7 @@ interface Bundle {
   readonly name: string;
   readonly file: string;
   readonly kind: Kind;
-  /** The API Gateway event of an http bundle (its route's), as JSON. */
+  /** The event of its first call, as JSON, when not its kind's (an API route's request, the ECS event). */
   readonly event?: string;
 }
 
@@ -90,6 +91,28 @@ function apiEvent(route: string): Record<string, unknown> {
     isBase64Encoded: false,
   };
 }
+
+/**
+ * EcsTaskStateChange: the event its EventBridge rule passes (a task of ours, by
+ * its group `rw:<runId>:<attempt>`), so it reads the run as a real one does.
+ */
+const ECS_TASK_EVENT = {
+  version: '0',
+  id: 'bench',
+  'detail-type': 'ECS Task State Change',
+  source: 'aws.ecs',
+  account: '111111111111',
+  time: '2026-01-01T00:00:00Z',
+  region: 'eu-west-1',
+  resources: [],
+  detail: {
+    taskArn: 'arn:aws:ecs:eu-west-1:111111111111:task/bench/0123456789abcdef0123456789abcdef',
+    clusterArn: 'arn:aws:ecs:eu-west-1:111111111111:cluster/bench',
+    lastStatus: 'RUNNING',
+    version: 2,
+    group: 'rw:01JBENCH0000000000000000RN:1',
+  },
+};
 
 /** One run message, as the dispatch queue (and its dead-letter queue) delivers it. */
 const SQS_EVENT = {
@@ -138,7 +161,7 @@ let connects = 0;
 const connect = net.Socket.prototype.connect;
 net.Socket.prototype.connect = function (...args) { connects++; return connect.apply(this, args); };
 const events = { sqs: ${JSON.stringify(SQS_EVENT)}, other: ${JSON.stringify(SCHEDULED_EVENT)} };
-const event = kind === 'http' ? JSON.parse(eventJson) : events[kind];
+const event = eventJson ? JSON.parse(eventJson) : events[kind];
 const context = { functionName: 'bench', awsRequestId: 'bench', getRemainingTimeInMillis: () => 10000 };
 const t0 = performance.now();
 const mod = await import(file);
@@ -323,7 +346,9 @@ for (const [route, spec] of Object.entries(API_HANDLERS)) {
   specs.set(spec.entry, { spec, kind: 'http', event: JSON.stringify(apiEvent(route)) });
 }
 for (const spec of Object.values(WORKER_HANDLERS)) {
-  specs.set(spec.entry, { spec, kind: spec.entry.startsWith('functions/dispatcher/') ? 'sqs' : 'other' });
+  const kind = spec.entry.startsWith('functions/dispatcher/') ? 'sqs' : 'other';
+  const event = spec === WORKER_HANDLERS.EcsTaskStateChange ? JSON.stringify(ECS_TASK_EVENT) : undefined;
+  specs.set(spec.entry, { spec, kind, ...(event === undefined ? {} : { event }) });
 }
 
 /** KiB deployed: the entry file and every chunk beside it. */
