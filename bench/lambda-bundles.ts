@@ -15,11 +15,23 @@
  * - load: `await import('<dir>/index.mjs')`, as Lambda loads the handler — the
  *   entry and its static imports, what a cold start pays before the handler
  *   runs; chunks behind an `import()` load when the code reaches them;
- * - first call: the first invocation on top of that, with a harmless event
- *   (an API request without an authorizer → 401, an empty SQS batch, a
- *   scheduled event). The handlers build their composition on this first
- *   call, and a floor constructs its clients on its first call, so load +
- *   first call is the cold start's code cost on both sides. SDK clients make no call.
+ * - first call: the first invocation on top of that, with the event a real
+ *   request brings: an API request as API Gateway's JWT authorizer passes it
+ *   (`requestContext.authorizer.jwt.claims.sub`), with the route's method,
+ *   path parameters and a valid body, so the handler authenticates,
+ *   validates and reaches its first SDK call (an unauthenticated request
+ *   would answer 401 before building the route's work); an SQS batch of one
+ *   run message; an ECS task state change for EcsTaskStateChange; a
+ *   scheduled event for the other EventBridge functions. The handlers build their composition on
+ *   this first call. Every SDK call goes to a refused local port and fails
+ *   at once (one attempt), and the status each function answered is printed.
+ * - the floor, per function: a bundle that imports and constructs that
+ *   function's SDK clients on its first call and, when the function's first
+ *   call opened a connection (counted in a warm-up run), makes one call with
+ *   its first client (DynamoDB GetItem, or S3 ListObjectsV2 for the asset
+ *   routes) to the same refused port, so both sides pay the SDK's
+ *   first-request cost (credentials, endpoint, signing, the HTTP agent).
+ *   Healthz and GetOpenapi: an empty handler.
  * Figures are medians, round-robin over all bundles so load on the machine
  * spreads evenly. The machine is not Lambda: compare the ratios, not the
  * milliseconds.
@@ -43,18 +55,81 @@ interface Bundle {
   readonly name: string;
   readonly file: string;
   readonly kind: Kind;
+  /** The event of its first call, as JSON, when not its kind's (an API route's request, the ECS event). */
+  readonly event?: string;
 }
 
-const API_EVENT = {
-  version: '2.0',
-  routeKey: 'GET /bench',
-  rawPath: '/bench',
-  rawQueryString: '',
-  headers: {},
-  requestContext: { http: { method: 'GET', path: '/bench', sourceIp: '127.0.0.1' }, requestId: 'bench' },
-  isBase64Encoded: false,
+/** The caller as API Gateway's JWT authorizer hands it to the function (shared/http/api-gateway-auth.ts). */
+const AUTHORIZER = { jwt: { claims: { sub: 'bench' }, scopes: [] } };
+
+/** A valid body for each route that takes one, so the request gets past validation to the route's work. */
+const BODIES: Readonly<Record<string, unknown>> = {
+  'PUT /targets/{id}': { kind: 'vm', cloud: 'aws', name: 'bench', address: '10.0.0.1', connection: 'ssh' },
+  'POST /runs': { kind: 'vm', targetId: 'bench', asset: 'hello/site.yml' },
+  'POST /batches': { kind: 'vm', targetIds: ['bench'], asset: 'hello/site.yml' },
+  'POST /assets': { path: 'bench/site.yml', contentBase64: Buffer.from('- hosts: all\n').toString('base64') },
 };
-const SQS_EVENT = { Records: [] };
+
+/** An authenticated API Gateway (HTTP API, payload 2.0) request for `route` ('GET /runs/{id}'). */
+function apiEvent(route: string): Record<string, unknown> {
+  const [method = 'GET', template = '/'] = route.split(' ');
+  const path = template.replaceAll(/\{[^}]+\}/g, 'bench');
+  const body = BODIES[route];
+  return {
+    version: '2.0',
+    routeKey: route,
+    rawPath: path,
+    rawQueryString: '',
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    ...(template.includes('{id}') ? { pathParameters: { id: 'bench' } } : {}),
+    requestContext: {
+      http: { method, path, sourceIp: '127.0.0.1' },
+      requestId: 'bench',
+      authorizer: AUTHORIZER,
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    isBase64Encoded: false,
+  };
+}
+
+/**
+ * EcsTaskStateChange: the event its EventBridge rule passes (a task of ours, by
+ * its group `rw:<runId>:<attempt>`), so it reads the run as a real one does.
+ */
+const ECS_TASK_EVENT = {
+  version: '0',
+  id: 'bench',
+  'detail-type': 'ECS Task State Change',
+  source: 'aws.ecs',
+  account: '111111111111',
+  time: '2026-01-01T00:00:00Z',
+  region: 'eu-west-1',
+  resources: [],
+  detail: {
+    taskArn: 'arn:aws:ecs:eu-west-1:111111111111:task/bench/0123456789abcdef0123456789abcdef',
+    clusterArn: 'arn:aws:ecs:eu-west-1:111111111111:cluster/bench',
+    lastStatus: 'RUNNING',
+    version: 2,
+    group: 'rw:01JBENCH0000000000000000RN:1',
+  },
+};
+
+/** One run message, as the dispatch queue (and its dead-letter queue) delivers it. */
+const SQS_EVENT = {
+  Records: [
+    {
+      messageId: 'bench',
+      receiptHandle: 'bench',
+      body: JSON.stringify({ runId: '01JBENCH0000000000000000RN' }),
+      attributes: { ApproximateReceiveCount: '1' },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:eu-west-1:111111111111:dispatch',
+      awsRegion: 'eu-west-1',
+    },
+  ],
+};
 /**
  * EventBridge functions (status sync, reconciler, poller, scheduled refresh):
  * a scheduled event. With nothing configured each returns or fails fast (the
@@ -74,20 +149,33 @@ const SCHEDULED_EVENT = {
   detail: {},
 };
 
-/** Runs in the child: import, then (optionally) one invocation; prints the two durations. */
+/**
+ * Runs in the child: import, then (optionally) one invocation; prints the two
+ * durations, the status answered and the connections opened (counted at
+ * net.Socket#connect, the same few instructions on both sides).
+ */
 const CHILD = `
-const [file, kind] = process.argv.slice(1);
-const events = { http: ${JSON.stringify(API_EVENT)}, sqs: ${JSON.stringify(SQS_EVENT)}, other: ${JSON.stringify(SCHEDULED_EVENT)} };
+import net from 'node:net';
+const [file, kind, eventJson] = process.argv.slice(1);
+let connects = 0;
+const connect = net.Socket.prototype.connect;
+net.Socket.prototype.connect = function (...args) { connects++; return connect.apply(this, args); };
+const events = { sqs: ${JSON.stringify(SQS_EVENT)}, other: ${JSON.stringify(SCHEDULED_EVENT)} };
+const event = eventJson ? JSON.parse(eventJson) : events[kind];
 const context = { functionName: 'bench', awsRequestId: 'bench', getRemainingTimeInMillis: () => 10000 };
 const t0 = performance.now();
 const mod = await import(file);
 const t1 = performance.now();
 let t2 = t1;
-if (kind in events && typeof mod.handler === 'function') {
-  try { await mod.handler(events[kind], context); } catch {}
+let status = 'no call';
+if (event !== undefined && typeof mod.handler === 'function') {
+  try {
+    const answer = await mod.handler(event, context);
+    status = String(answer?.statusCode ?? (answer?.batchItemFailures === undefined ? 'ok' : 'failures ' + answer.batchItemFailures.length));
+  } catch (error) { status = 'threw ' + (error?.name ?? 'error'); }
   t2 = performance.now();
 }
-process.stdout.write(JSON.stringify({ load: t1 - t0, call: t2 - t1, handler: typeof mod.handler === 'function' }));
+process.stdout.write(JSON.stringify({ load: t1 - t0, call: t2 - t1, handler: typeof mod.handler === 'function', status, connects }));
 `;
 
 /** What the composition root validates, with values that make every SDK call fail fast and locally. */
@@ -110,12 +198,16 @@ interface Sample {
   readonly load: number;
   readonly call: number;
   readonly handler: boolean;
+  /** What the first call answered: an HTTP status, `ok` / `failures n` for SQS, `threw …`. */
+  readonly status: string;
+  /** Connections the process opened (each SDK call to the refused endpoint opens one). */
+  readonly connects: number;
 }
 
 function sample(bundle: Bundle): Sample {
   const child = spawnSync(
     process.execPath,
-    ['--input-type=module', '-e', CHILD, pathToFileURL(bundle.file).href, bundle.kind],
+    ['--input-type=module', '-e', CHILD, pathToFileURL(bundle.file).href, bundle.kind, bundle.event ?? ''],
     { env: CHILD_ENV, encoding: 'utf8' },
   );
   if (child.status !== 0) throw new Error(`${bundle.name}: ${child.stderr}`);
@@ -137,6 +229,8 @@ function measureAll(bundles: readonly Bundle[]): Map<Bundle, Sample> {
           load: median(s.map((x) => x.load)),
           call: median(s.map((x) => x.call)),
           handler: s[0]?.handler ?? false,
+          status: s[0]?.status ?? '',
+          connects: s[0]?.connects ?? 0,
         },
       ];
     }),
@@ -153,7 +247,8 @@ async function bundle(
   name: string,
   entry: string,
   kind: Kind,
-  spec: Pick<HandlerSpec, 'controlsTasks'> = {},
+  spec: Pick<HandlerSpec, 'controlsTasks' | 'discoversVms'> = {},
+  event?: string,
 ): Promise<Bundle> {
   const file = join(out, name, 'index.mjs');
   // nodePaths: the floor entries are written outside the repository, and import the SDK from its node_modules.
@@ -162,7 +257,7 @@ async function bundle(
     absWorkingDir: REPO,
     nodePaths: [join(REPO, 'node_modules')],
   });
-  return { name, file, kind };
+  return { name, file, kind, ...(event === undefined ? {} : { event }) };
 }
 
 /** The AWS SDK clients each function's handler uses: what its floor bundle imports and constructs. */
@@ -206,23 +301,54 @@ const USES: Readonly<Record<string, readonly Client[]>> = {
   PollBackends: ['dynamodb', 'secretsManager'],
 };
 
-/** A handler that constructs `clients` on its first call and answers; with none, the empty bundle. */
-function floorSource(clients: readonly Client[]): string {
-  const imports = clients.map((c) => `import { ${CLIENTS[c][0]} } from '${CLIENTS[c][1]}';`);
+/**
+ * The one call a floor makes when its function's first call reaches AWS: with
+ * the function's first client, to the same refused endpoint.
+ */
+const FIRST_CALLS: Partial<Record<Client, readonly [command: string, input: string]>> = {
+  dynamodb: [
+    'GetItemCommand',
+    "{ TableName: 'bench-runs', Key: { pk: { S: 'bench' }, sk: { S: 'bench' } } }",
+  ],
+  s3: ['ListObjectsV2Command', "{ Bucket: 'bench-assets' }"],
+};
+
+/**
+ * A handler that constructs `clients` on its first call and, with `call`,
+ * sends one request with the first of them (which fails: the endpoint
+ * refuses); with no clients, the empty bundle.
+ */
+function floorSource(clients: readonly Client[], call: boolean): string {
+  const first = clients[0];
+  const request = call && first !== undefined ? FIRST_CALLS[first] : undefined;
+  if (call && request === undefined) throw new Error(`no first call for a floor over ${first ?? 'nothing'}`);
+  const imports = clients.map((c, i) =>
+    i === 0 && request !== undefined
+      ? `import { ${CLIENTS[c][0]}, ${request[0]} } from '${CLIENTS[c][1]}';`
+      : `import { ${CLIENTS[c][0]} } from '${CLIENTS[c][1]}';`,
+  );
   const made = clients.map((c) => `new ${CLIENTS[c][0]}({})`).join(', ');
+  const send =
+    request === undefined
+      ? ''
+      : `\n  try { await (clients[0] as any).send(new ${request[0]}(${request[1]})); } catch {}`;
   return `${imports.join('\n')}
 let clients: unknown[] | undefined;
 export const handler = async () => {
-  clients ??= [${made}];
+  clients ??= [${made}];${send}
   return { statusCode: 200, body: String(clients.length) };
 };
 `;
 }
 
-const specs = new Map<string, { spec: HandlerSpec; kind: Kind }>();
-for (const spec of Object.values(API_HANDLERS)) specs.set(spec.entry, { spec, kind: 'http' });
+const specs = new Map<string, { spec: HandlerSpec; kind: Kind; event?: string }>();
+for (const [route, spec] of Object.entries(API_HANDLERS)) {
+  specs.set(spec.entry, { spec, kind: 'http', event: JSON.stringify(apiEvent(route)) });
+}
 for (const spec of Object.values(WORKER_HANDLERS)) {
-  specs.set(spec.entry, { spec, kind: spec.entry.startsWith('functions/dispatcher/') ? 'sqs' : 'other' });
+  const kind = spec.entry.startsWith('functions/dispatcher/') ? 'sqs' : 'other';
+  const event = spec === WORKER_HANDLERS.EcsTaskStateChange ? JSON.stringify(ECS_TASK_EVENT) : undefined;
+  specs.set(spec.entry, { spec, kind, ...(event === undefined ? {} : { event }) });
 }
 
 /** KiB deployed: the entry file and every chunk beside it. */
@@ -235,21 +361,24 @@ const entryKib = (b: Bundle): number => statSync(b.file).size / 1024;
 
 try {
   const floors = new Map<string, Bundle>();
-  const pairs: { fn: Bundle; floor: Bundle; uses: readonly Client[] }[] = [];
-  for (const { spec, kind } of specs.values()) {
+  const pairs: { fn: Bundle; floor: Bundle; uses: readonly Client[]; calls: boolean }[] = [];
+  for (const { spec, kind, event } of specs.values()) {
     const name = constructIdOf(spec.entry);
     const uses = USES[name];
     if (uses === undefined) throw new Error(`${name}: say which AWS SDK clients it uses in USES`);
+    const fn = await bundle(name, join(REPO, spec.entry), kind, spec, event);
+    // A warm-up run (not measured) says whether the first call reaches AWS; the floor then does too.
+    const calls = uses.length > 0 && sample(fn).connects > 0;
     // The floor is called like its function (same event kind), so both sides pay the same call overhead.
-    const key = `${[...uses].sort().join('+') || 'empty'}:${kind}`;
+    const key = `${[...uses].sort().join('+') || 'empty'}:${kind}${calls ? ':call' : ''}`;
     let floor = floors.get(key);
     if (floor === undefined) {
       const entry = join(out, `floor-${key.replace(/[^a-z0-9]+/gi, '-')}.ts`);
-      writeFileSync(entry, floorSource(uses));
-      floor = await bundle(`floor(${key})`, entry, kind);
+      writeFileSync(entry, floorSource(uses, calls));
+      floor = await bundle(`floor(${key})`, entry, kind, {}, event);
       floors.set(key, floor);
     }
-    pairs.push({ fn: await bundle(name, join(REPO, spec.entry), kind, spec), floor, uses });
+    pairs.push({ fn, floor, uses, calls });
   }
   const all = [...new Set([...floors.values(), ...pairs.map((p) => p.fn)])];
   const figures = measureAll(all);
@@ -268,9 +397,11 @@ try {
     'floor KiB',
     'floor ms',
     'ratio',
+    'answered',
+    'conns',
     'floor holds',
   ];
-  const rows = pairs.map(({ fn, floor, uses }) => [
+  const rows = pairs.map(({ fn, floor, uses, calls }) => [
     figures.get(fn)?.handler === false ? `${fn.name} (no handler export)` : fn.name,
     kib(fn).toFixed(1),
     entryKib(fn).toFixed(1),
@@ -279,24 +410,27 @@ try {
     kib(floor).toFixed(1),
     total(floor).toFixed(1),
     (total(fn) / total(floor)).toFixed(2),
-    uses.length === 0 ? 'nothing' : uses.join(', '),
+    figures.get(fn)?.status ?? '',
+    `${figures.get(fn)?.connects ?? 0}/${figures.get(floor)?.connects ?? 0}`,
+    `${uses.length === 0 ? 'nothing' : uses.join(', ')}${calls ? ` (+1 ${FIRST_CALLS[uses[0] ?? 'dynamodb']?.[0]})` : ''}`,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) =>
     cells
-      .map((c, i) => (i === 0 || i === 8 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
+      .map((c, i) => (i === 0 || i >= 8 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
       .join('  ');
   console.log(line(header));
   for (const row of rows) console.log(line(row));
   console.log('');
-  for (const { fn, floor, uses } of pairs) {
+  console.log("answered: the first call's status; conns: connections opened by the function / its floor\n");
+  for (const { fn, floor, uses, calls } of pairs) {
     reportFigure({
       figure: `Lambda load + first call, ${fn.name}`,
       now: total(fn),
       floor: total(floor),
       unit: 'ms',
       goal: uses.length === 0 && fn.name === 'Healthz' ? '≤ 3×' : '≤ 1.3×',
-      note: `${kib(fn).toFixed(0)} KiB (entry ${entryKib(fn).toFixed(0)} KiB) vs a ${kib(floor).toFixed(0)} KiB floor (${uses.length === 0 ? 'an empty handler' : `constructs ${uses.join(', ')}`}); median of ${RUNS}`,
+      note: `${kib(fn).toFixed(0)} KiB (entry ${entryKib(fn).toFixed(0)} KiB) vs a ${kib(floor).toFixed(0)} KiB floor (${uses.length === 0 ? 'an empty handler' : `constructs ${uses.join(', ')}${calls ? ', one failing call' : ''}`}); first call answered ${figures.get(fn)?.status}; median of ${RUNS}`,
     });
   }
 } finally {

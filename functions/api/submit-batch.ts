@@ -2,7 +2,8 @@ import { submitBatch } from '../../shared/app/batches.ts';
 import { submitHttpHandler } from '../../shared/composition/lambda/submits.ts';
 import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
-import { batchSubmittedView, SubmitBatchBody } from '../../shared/http/schemas.ts';
+import { SubmitBatchBody } from '../../shared/http/request-schemas.ts';
+import { batchSubmittedView } from '../../shared/http/schemas.ts';
 
 /**
  * POST /batches: one asset × 1–50 targets. A selection problem refuses the

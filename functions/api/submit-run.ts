@@ -3,7 +3,8 @@ import { submitHttpHandler } from '../../shared/composition/lambda/submits.ts';
 import { ValidationError } from '../../shared/domain/errors.ts';
 import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
-import { runView, SubmitRunBody } from '../../shared/http/schemas.ts';
+import { SubmitRunBody } from '../../shared/http/request-schemas.ts';
+import { runView } from '../../shared/http/schemas.ts';
 
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{1,128}$/;
 

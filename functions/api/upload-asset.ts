@@ -1,7 +1,7 @@
 import { MAX_UPLOAD_BODY_BYTES, uploadAsset } from '../../shared/app/assets.ts';
 import { type AssetApiDeps, assetHttpHandler } from '../../shared/composition/lambda/assets.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
-import { UploadAssetBody } from '../../shared/http/schemas.ts';
+import { UploadAssetBody } from '../../shared/http/request-schemas.ts';
 
 /**
  * POST /assets: `{ path, contentBase64, overwrite? }` onto the active storage

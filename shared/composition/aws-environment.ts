@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { loadSettings, type Settings } from '../config/load-settings.ts';
+import { loadSettings, ONCE, type Settings } from '../config/load-settings.ts';
 import { type FieldError, SettingsInvalidError } from '../domain/errors.ts';
 
 /*
@@ -29,7 +29,7 @@ const taskDefinitions = z.string().transform((text, ctx): Record<string, string>
     ctx.addIssue({ code: 'custom', input: text, message: `${TASK_DEFINITIONS_FORMAT}; it is not JSON` });
     return z.NEVER;
   }
-  const parsed = z.record(z.string().min(1), z.string().min(1)).safeParse(value);
+  const parsed = z.record(z.string().min(1), z.string().min(1)).safeParse(value, ONCE);
   if (!parsed.success) {
     const where = parsed.error.issues.map((i) => i.path.join('.') || '(top level)').join(', ');
     ctx.addIssue({
@@ -109,7 +109,7 @@ export function readAwsEnvironment(source: Readonly<Record<string, string | unde
   settings: Settings;
 } {
   const problems: FieldError[] = [];
-  const parsed = AwsEnvironmentSchema.safeParse(source);
+  const parsed = AwsEnvironmentSchema.safeParse(source, ONCE);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const name = issue.path.join('.') || '(environment)';

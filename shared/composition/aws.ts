@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Logger } from '@aws-lambda-powertools/logger';
 import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ECSClient } from '@aws-sdk/client-ecs';
@@ -28,6 +27,7 @@ import type { Launchers } from '../ports/launcher.ts';
 import { forcePathStyle, readAwsEnvironment } from './aws-environment.ts';
 import { buildCloudSecretSources } from './cloud-secrets.ts';
 import { buildStoredDiscovery } from './discovery.ts';
+import { lambdaLogger } from './lambda/logger.ts';
 import { accountOfQueueUrl, buildLaunchGate } from './launch-budget.ts';
 import { buildCloudLaunchers, lazyClusterAuth } from './launchers.ts';
 import { lazyClient } from './lazy-client.ts';
@@ -50,7 +50,7 @@ export interface AwsDeps extends AppDeps {
 /**
  * Build the AWS mode's dependencies from the Lambda environment: DynamoDB
  * runs table, SQS dispatch queue, S3 assets, CloudWatch Logs reader,
- * Powertools logger, and a launcher per configured backend. Creates the SDK
+ * the JSON-line logger (lambda/logger.ts), and a launcher per configured backend. Creates the SDK
  * clients (which honour AWS_REGION and AWS_ENDPOINT_URL) and makes no call.
  *
  * @example
@@ -59,7 +59,7 @@ export interface AwsDeps extends AppDeps {
  */
 export function buildAwsDeps(source: Readonly<Record<string, string | undefined>>): AwsDeps {
   const { env, settings } = readAwsEnvironment(source);
-  const logger = new Logger({ serviceName: 'remote-worker', logLevel: env.LOG_LEVEL ?? 'INFO' });
+  const logger = lambdaLogger(env.LOG_LEVEL);
   const clock = systemClock;
   // Every function reads the runs table; the other clients are made when first used.
   const clients = {

@@ -46,17 +46,30 @@ export const SETTING_KEYS = Object.keys(SettingsSchema.shape) as readonly Settin
  * `"3"` in YAML is a mistake worth reporting), so coercion happens here, driven by
  * the schema's own input types rather than a hand-kept list that could drift.
  */
-let inputTypes: Readonly<Record<string, unknown>> | undefined;
-/** Computed on first use, not at import: it costs a few ms of every Lambda cold start otherwise. */
+const inputTypes = new Map<string, unknown>();
+/**
+ * Computed on first use, per key, not at import and not for the whole schema:
+ * a function's environment sets a few of the keys, and the JSON Schema of all
+ * of them costs milliseconds of every Lambda cold start.
+ */
 function inputTypeOf(key: string): unknown {
-  inputTypes ??= Object.fromEntries(
-    Object.entries(z.toJSONSchema(SettingsSchema, { io: 'input' }).properties ?? {}).map(([k, prop]) => [
-      k,
-      typeof prop === 'object' ? prop.type : undefined,
-    ]),
-  );
-  return inputTypes[key];
+  if (!inputTypes.has(key)) {
+    const schema = SettingsSchema.shape[key as SettingKey];
+    const json = z.toJSONSchema(schema, { io: 'input' });
+    inputTypes.set(key, json.type);
+  }
+  return inputTypes.get(key);
 }
+
+/**
+ * Parse options of a schema parsed once per process (settings, the Lambda
+ * environment): without zod's JIT. zod 4 compiles a fast path for each object
+ * schema (`new Function`) on its first parse, which pays back only over many
+ * parses; for the one parse at start-up it costs more than the parse itself
+ * (≈ 14 ms of a Lambda cold start for the settings object). Same result,
+ * same issues.
+ */
+export const ONCE = { jitless: true } as const;
 
 const TRUE = new Set(['true', '1', 'yes', 'on']);
 const FALSE = new Set(['false', '0', 'no', 'off']);
@@ -197,7 +210,7 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
     sources.set(key, { kind: 'env', name });
   }
 
-  const result = SettingsSchema.safeParse(raw);
+  const result = SettingsSchema.safeParse(raw, ONCE);
   // Checked whether or not the rest parses, so one error lists every problem.
   const fileProblems = checkFiles(raw, readFile, sources, options.parseYaml);
   if (result.success && fileProblems.length === 0) return result.data;

@@ -4,6 +4,7 @@ import { MAX_BATCH_TARGETS } from '../domain/batch.ts';
 import type { ErrorCode } from '../domain/errors.ts';
 import { TargetBodySchema } from '../domain/target.ts';
 import { DiscoverySnapshotSchema } from './discovery-schemas.ts';
+import { SubmitBatchBody, SubmitRunBody, UploadAssetBody } from './request-schemas.ts';
 import {
   AssetListSchema,
   AssetUploadedSchema,
@@ -21,15 +22,7 @@ import {
   TargetSchema,
   Timestamp,
 } from './response-schemas.ts';
-import {
-  IdParams,
-  ListRunsQuery,
-  LogsQuery,
-  SubmitBatchBody,
-  SubmitRunBody,
-  TargetIdParams,
-  UploadAssetBody,
-} from './schemas.ts';
+import { IdParams, ListRunsQuery, LogsQuery, TargetIdParams } from './schemas.ts';
 
 /**
  * What the OpenAPI document says about each route: the request and response

@@ -9,13 +9,6 @@ import { LOG_PAGE_DEFAULT_LINES, LOG_PAGE_MAX_LINES } from '../ports/log-store.t
 export const IdParams = z.object({ id: z.string().min(1).max(128) });
 export const TargetIdParams = z.object({ id: TargetIdSchema });
 
-/** Request bodies are the use cases' inputs (shared/app/requests.ts), validated as they are. */
-export {
-  SubmitBatchRequest as SubmitBatchBody,
-  SubmitRunRequest as SubmitRunBody,
-  UploadAssetRequest as UploadAssetBody,
-} from '../app/requests.ts';
-
 export const ListRunsQuery = z.strictObject({
   batchId: z.string().min(1).max(128).optional(),
   state: z.enum(RUN_STATES).optional(),

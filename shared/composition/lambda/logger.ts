@@ -1,16 +1,15 @@
-import { Logger } from '@aws-lambda-powertools/logger';
-
-const LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'] as const;
-type Level = (typeof LEVELS)[number];
+import { jsonLineLogger, LOG_LEVELS, type LogLevel } from '../../lib/logger.ts';
+import type { Logger } from '../../ports/logger.ts';
 
 /**
- * The Powertools logger every function logs through, at LOG_LEVEL (validated
- * with the rest of the environment in aws-environment.ts; a function that
- * reads no other configuration, such as Healthz, falls back to INFO for a
- * value it does not know).
+ * The logger the API functions log through, at LOG_LEVEL (validated with
+ * the rest of the environment in aws-environment.ts; a function that reads
+ * no other configuration, such as Healthz, falls back to INFO for a value it
+ * does not know): one JSON line per entry in Powertools' shape, without
+ * loading Powertools (shared/lib/logger.ts says why).
  */
 export function lambdaLogger(level: string | undefined): Logger {
   const upper = level?.toUpperCase();
-  const known = LEVELS.find((l): l is Level => l === upper);
-  return new Logger({ serviceName: 'remote-worker', logLevel: known ?? 'INFO' });
+  const known = LOG_LEVELS.find((l): l is LogLevel => l === upper);
+  return jsonLineLogger({ service: 'remote-worker', level: known ?? 'INFO' });
 }

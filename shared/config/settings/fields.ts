@@ -8,11 +8,21 @@ import { RUNNERS } from '../../domain/run.ts';
 
 export const runner = z.enum(RUNNERS);
 
+/*
+ * `text()` and `httpUrl()` hand out one schema each rather than a new one per
+ * key: a zod schema is immutable (`.optional()`, `.max()` return new ones),
+ * and zod 4 builds every schema with real work (about 30 µs each), so a new
+ * string-trim-min chain for each of the ~50 text keys was ~150 schemas, a few
+ * milliseconds of every Lambda cold start, for the same validation.
+ */
+const TEXT = z.string().trim().min(1, 'must not be empty: omit the key to leave it unset');
+const HTTP_URL = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+
 /** An empty string is almost always a half-deleted value; make the operator omit the key instead. */
-export const text = () => z.string().trim().min(1, 'must not be empty: omit the key to leave it unset');
+export const text = () => TEXT;
 
 /** An http(s) URL (Password Safe, Portainer, an Azure blob service). */
-export const httpUrl = () => z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+export const httpUrl = () => HTTP_URL;
 
 /**
  * Lists arrive as one comma-separated string from an environment variable, but

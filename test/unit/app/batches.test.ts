@@ -9,7 +9,7 @@ import {
 } from '../../../shared/domain/errors.ts';
 import { transition } from '../../../shared/domain/run.ts';
 import { decodeRunMessage } from '../../../shared/domain/run-message.ts';
-import { SubmitBatchBody } from '../../../shared/http/schemas.ts';
+import { SubmitBatchBody } from '../../../shared/http/request-schemas.ts';
 import { makeTestApp, type TestApp, vmTarget } from './harness.ts';
 
 const body = (targetIds: string[], extra: Record<string, unknown> = {}): SubmitBatchBody =>

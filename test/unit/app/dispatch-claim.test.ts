@@ -3,7 +3,7 @@ import type { AppDeps } from '../../../shared/app/deps.ts';
 import { dispatchRun } from '../../../shared/app/dispatch.ts';
 import { submitRun } from '../../../shared/app/runs.ts';
 import { transition } from '../../../shared/domain/run.ts';
-import { SubmitRunBody } from '../../../shared/http/schemas.ts';
+import { SubmitRunBody } from '../../../shared/http/request-schemas.ts';
 import type { LaunchRequest } from '../../../shared/ports/launcher.ts';
 import type { RunStore } from '../../../shared/ports/run-store.ts';
 import type { TargetStore } from '../../../shared/ports/target-store.ts';

@@ -8,7 +8,7 @@ import {
   type SelectionRefusedError,
   ValidationError,
 } from '../../../shared/domain/errors.ts';
-import { SubmitBatchBody, SubmitRunBody } from '../../../shared/http/schemas.ts';
+import { SubmitBatchBody, SubmitRunBody } from '../../../shared/http/request-schemas.ts';
 import type { SecretSource } from '../../../shared/ports/secret-source.ts';
 import { makeTestApp, type TestApp } from './harness.ts';
 

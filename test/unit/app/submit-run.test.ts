@@ -11,7 +11,7 @@ import {
 } from '../../../shared/domain/errors.ts';
 import { transition } from '../../../shared/domain/run.ts';
 import { decodeRunMessage } from '../../../shared/domain/run-message.ts';
-import { SubmitRunBody } from '../../../shared/http/schemas.ts';
+import { SubmitRunBody } from '../../../shared/http/request-schemas.ts';
 import { createQueuedRun, makeTestApp, markLaunched, type TestApp, vmTarget } from './harness.ts';
 
 const vmBody = (overrides: Record<string, unknown> = {}): SubmitRunBody =>

@@ -13,7 +13,7 @@ import {
   NothingToRetryError,
   ValidationError,
 } from '../../../shared/domain/errors.ts';
-import { SubmitBatchBody, SubmitRunBody } from '../../../shared/http/schemas.ts';
+import { SubmitBatchBody, SubmitRunBody } from '../../../shared/http/request-schemas.ts';
 import { makeTestApp, type TestApp, vmTarget } from './harness.ts';
 
 const CANARY = 'canary-0f3c9e1d5a7b';
