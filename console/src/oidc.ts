@@ -23,8 +23,38 @@ interface Pending {
 
 export interface SignedIn {
   readonly token: string;
-  /** Milliseconds since the epoch, from `expires_in` or the ID token's `exp`, whichever is sooner. */
+  /**
+   * Milliseconds since the epoch: the soonest of `expires_in` (counted from
+   * when the response arrived), the ID token's `exp` and the bearer's own
+   * `exp` when it is a JWT, less EXPIRY_MARGIN_MS.
+   */
   readonly expiresAt: number | undefined;
+}
+
+/**
+ * How long before the token's end the tab signs out. The API checks the
+ * bearer's own `exp`, which the issuer stamped before its response left
+ * (`expires_in` counts from the arrival, so later); a request sent in the
+ * last moment could also reach the API after it. Without the margin such a
+ * request is refused and the tab says "refused" instead of "expired".
+ */
+const EXPIRY_MARGIN_MS = 1000;
+
+/**
+ * The `exp` of a JWT bearer, in milliseconds, read without verifying: only
+ * to sign out in time, never to trust the token (the API verifies it).
+ * Undefined for an opaque token.
+ */
+function jwtExpiry(token: string): number | undefined {
+  const payload = token.split('.')[1];
+  if (payload === undefined) return undefined;
+  try {
+    const json = atob(payload.replace(/-/g, '+').replace(/_/g, '/'));
+    const exp = (JSON.parse(json) as { exp?: unknown }).exp;
+    return typeof exp === 'number' && Number.isFinite(exp) ? exp * 1000 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The console's own URL without query or hash: what the IdP redirects back to (the stack's ConsoleUrl). */
@@ -112,10 +142,11 @@ export async function finishSignIn(config: OidcConfig): Promise<SignedIn> {
     const deadlines = [
       result.expires_in === undefined ? undefined : Date.now() + result.expires_in * 1000,
       config.bearer === 'id_token' && claims ? claims.exp * 1000 : undefined,
+      jwtExpiry(token),
     ].filter((d): d is number => d !== undefined);
     return {
       token,
-      expiresAt: deadlines.length === 0 ? undefined : Math.min(...deadlines),
+      expiresAt: deadlines.length === 0 ? undefined : Math.min(...deadlines) - EXPIRY_MARGIN_MS,
     };
   } catch (error) {
     throw new Error(describe(error));
