@@ -9,6 +9,7 @@ import { SqliteWorkQueue } from '../../../shared/adapters/sqlite/work-queue.ts';
 import type { AppDeps, RelayAvailability } from '../../../shared/app/deps.ts';
 import { loadSettings, type Settings } from '../../../shared/config/settings.ts';
 import { amend, type NewRun, newRun, type Run, type Runner, transition } from '../../../shared/domain/run.ts';
+import { decodeRunMessage } from '../../../shared/domain/run-message.ts';
 import type { Target } from '../../../shared/domain/target.ts';
 import type { Clock } from '../../../shared/ports/clock.ts';
 import type { BackendStatus, Launcher, Launchers, LaunchRequest } from '../../../shared/ports/launcher.ts';
@@ -209,4 +210,17 @@ export async function markLaunched(
     patch: { launch: { backend, intentAt: clock.now(), handle: options.handle ?? 'relay:relay' } },
   });
   return store.updateRun(launched, run.version);
+}
+
+/** What the dispatch queue offers at the app's current (manual) time: the run ids, their messages deleted. */
+export async function offeredRunIds(app: TestApp): Promise<string[]> {
+  const ids: string[] = [];
+  for (;;) {
+    const batch = await app.dispatchQueue.receive({ max: 10 });
+    if (batch.length === 0) return ids;
+    for (const m of batch) {
+      ids.push(decodeRunMessage(m.body)?.runId ?? '?');
+      await app.dispatchQueue.delete(m.receiptHandle);
+    }
+  }
 }

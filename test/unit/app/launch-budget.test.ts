@@ -6,21 +6,7 @@ import { cancelRun } from '../../../shared/app/runs.ts';
 import { buildLaunchGate } from '../../../shared/composition/launch-budget.ts';
 import { loadSettings } from '../../../shared/config/settings.ts';
 import { LauncherUnavailableError } from '../../../shared/domain/errors.ts';
-import { decodeRunMessage } from '../../../shared/domain/run-message.ts';
-import { createQueuedRun, makeTestApp, type TestApp, vmTarget } from './harness.ts';
-
-/** What the dispatch queue offers at the current (manual) time: the run ids, messages deleted. */
-async function offered(app: TestApp): Promise<string[]> {
-  const ids: string[] = [];
-  for (;;) {
-    const batch = await app.dispatchQueue.receive({ max: 10 });
-    if (batch.length === 0) return ids;
-    for (const m of batch) {
-      ids.push(decodeRunMessage(m.body)?.runId ?? '?');
-      await app.dispatchQueue.delete(m.receiptHandle);
-    }
-  }
-}
+import { createQueuedRun, makeTestApp, offeredRunIds as offered, type TestApp, vmTarget } from './harness.ts';
 
 describe('launchWithinBudget (through dispatchRun)', () => {
   let app: TestApp;

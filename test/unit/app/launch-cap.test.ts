@@ -10,24 +10,10 @@ import { cancelRun } from '../../../shared/app/runs.ts';
 import { buildLaunchGate } from '../../../shared/composition/launch-budget.ts';
 import { loadSettings } from '../../../shared/config/settings.ts';
 import { transition } from '../../../shared/domain/run.ts';
-import { decodeRunMessage } from '../../../shared/domain/run-message.ts';
-import { createQueuedRun, makeTestApp, type TestApp, vmTarget } from './harness.ts';
+import { createQueuedRun, makeTestApp, offeredRunIds as offered, type TestApp, vmTarget } from './harness.ts';
 
 const SCOPE = 'local#test';
 const OPTIONS = { requeueAfterSeconds: 60, deadlineGraceSeconds: 60 };
-
-/** What the dispatch queue offers at the current (manual) time: the run ids, messages deleted. */
-async function offered(app: TestApp): Promise<string[]> {
-  const ids: string[] = [];
-  for (;;) {
-    const batch = await app.dispatchQueue.receive({ max: 10 });
-    if (batch.length === 0) return ids;
-    for (const m of batch) {
-      ids.push(decodeRunMessage(m.body)?.runId ?? '?');
-      await app.dispatchQueue.delete(m.receiptHandle);
-    }
-  }
-}
 
 describe('launch caps (through dispatchRun, with the SQLite slot store)', () => {
   let app: TestApp;
