@@ -29,7 +29,7 @@ import { runTableDefinition } from '../../shared/domain/run-table.ts';
 import { apiGatewayAuthenticator } from '../../shared/http/api-gateway-auth.ts';
 import { systemClock } from '../../shared/ports/clock.ts';
 import type { Launcher } from '../../shared/ports/launcher.ts';
-import { setUpEcsRunner } from '../integration/ecs-moto.ts';
+import { ecsRunnerEnvironment, setUpEcsRunner } from '../integration/ecs-moto.ts';
 import { sqsEvent } from './sqs-event.ts';
 
 /** The calls of each phase of a run's life, by `service.Operation`. */
@@ -131,15 +131,8 @@ export async function ecsCallRig(
     LOG_GROUP: names.logGroup,
     LOG_LEVEL: 'SILENT',
     AWS_LAMBDA_FUNCTION_NAME: 'remote-worker-calls',
-    ECS_TASK_DEFINITIONS: JSON.stringify({ [names.image]: names.family }),
-    ANSIBLE_RUNNER_AWS: 'ecs',
-    ANSIBLE_LOCAL_IMAGE: names.image,
-    ANSIBLE_ECS_CLUSTER: names.cluster,
-    ANSIBLE_ECS_SUBNET_ID: network.subnet,
-    ANSIBLE_ECS_SECURITY_GROUP_IDS: network.securityGroup,
-    ANSIBLE_ECS_EXECUTION_ROLE_ARN: 'arn:aws:iam::123456789012:role/remote-worker-task-execution',
     // AWS VMs get the deployment's SSH key by reference, through the shared task definition revision.
-    ANSIBLE_SSH_KEY_SM_NAME: names.sshKey,
+    ...ecsRunnerEnvironment(names, network, names.sshKey),
   };
   const base = buildAwsDeps(env);
   const clock = systemClock;
