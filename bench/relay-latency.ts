@@ -55,6 +55,29 @@ async function floorSample(): Promise<number> {
   return t1 - t0;
 }
 
+/**
+ * The design's own minimum beside the floor: the same send → long-poll receive, then the one
+ * conditional claim write every relay start needs (the relay's claim, on a run item of the same
+ * table, from a plain client). Context for the ratio: the bare floor leaves that write out.
+ */
+async function floorWithClaimSample(id: string): Promise<number> {
+  const run = await rig.intent(id);
+  const receiving = receiver.send(
+    new ReceiveMessageCommand({ QueueUrl: rig.floorUrl, WaitTimeSeconds: 20, MaxNumberOfMessages: 1 }),
+  );
+  await sleep(30);
+  const t0 = performance.now();
+  await sender.send(new SendMessageCommand({ QueueUrl: rig.floorUrl, MessageBody: `{"runId":"${id}"}` }));
+  const { Messages } = await receiving;
+  const claim = await rig.floorClaim(run);
+  const t1 = performance.now();
+  if (!claim.claimed) throw new Error(`the floor's claim of ${id} was refused`);
+  const handle = Messages?.[0]?.ReceiptHandle;
+  if (handle !== undefined)
+    await sender.send(new DeleteMessageCommand({ QueueUrl: rig.floorUrl, ReceiptHandle: handle }));
+  return t1 - t0;
+}
+
 let n = 0;
 /** Each measured run's start of the clock, to cut its path into parts (rig.moments). */
 const clockStarts = new Map<string, number>();
@@ -82,12 +105,14 @@ for (let i = 0; i < 3; i++) {
 const floor: number[] = [];
 const relay: number[] = [];
 const relayWithoutTarget: number[] = [];
+const floorWithClaim: number[] = [];
 const measured: string[] = [];
 for (let i = 0; i < SAMPLES; i++) {
   floor.push(await floorSample());
   relay.push(await relaySample(true));
   measured.push(`run-${String(n).padStart(4, '0')}`);
   if (i % 3 === 0) relayWithoutTarget.push(await relaySample(false));
+  floorWithClaim.push(await floorWithClaimSample(`floor-claim-${i}`));
 }
 /** The median of one part of the path of the measured runs (with the target), from `from` to `to`. */
 const part = (from: (id: string) => number | undefined, to: (id: string) => number | undefined) =>
@@ -124,6 +149,7 @@ const show = (xs: readonly number[]) =>
   `median ${med(xs).toFixed(1)} ms, p95 ${quantile(xs, 0.95).toFixed(1)} ms (n=${xs.length})`;
 console.log(`relay on moto, ${process.version}, no-op executor, samples interleaved`);
 console.log(`  floor: SendMessage → long-poll receive      ${show(floor)}`);
+console.log(`  floor + claim: … receive → one claim write  ${show(floorWithClaim)}`);
 console.log(`  relay: enqueue → executor start             ${show(relay)}`);
 console.log(
   `  relay, message without the target           ${show(relayWithoutTarget)} (dispatch not passing it)`,
@@ -146,6 +172,15 @@ reportFigure({
   unit: 'ms',
   goal: '≤ 2×',
   note: `medians of ${SAMPLES} interleaved samples; floor: bare SendMessage → long-poll receive on the same moto`,
+});
+
+reportFigure({
+  figure: 'relay enqueue → executor start against send → receive → one claim write (moto)',
+  now: med(relay),
+  floor: med(floorWithClaim),
+  unit: 'ms',
+  goal: 'context',
+  note: 'the same relay samples against the floor with the one conditional claim write the design needs before any start',
 });
 
 await rig.close();

@@ -106,6 +106,9 @@ export async function relayRig(
   const floorUrl = await queueUrl('rw-floor');
 
   const setupStore = new DynamoRunStore({ client: setupDynamo, tableName });
+  // The floor's own plain client, as the floor's SQS clients are: the claim as the floor with the claim makes it.
+  const floorDynamo = new DynamoDBClient(config);
+  const floorStore = new DynamoRunStore({ client: floorDynamo, tableName });
   const store = new DynamoRunStore({ client: dynamodb, tableName });
   const targets = new DynamoTargetStore({ client: dynamodb, tableName });
   const logs = new DynamoLogStore({ client: logsDynamodb, tableName });
@@ -188,6 +191,13 @@ export async function relayRig(
       );
       return a?.ApproximateNumberOfMessages === '0' && a.ApproximateNumberOfMessagesNotVisible === '0';
     },
+    /** The relay's claim of `run` as sent, made by the floor's plain client (uncounted; no relay involved). */
+    floorClaim: (run: Run) =>
+      floorStore.claimRelayRun(run.id, {
+        owner: 'relay:floor',
+        at: systemClock.now(),
+        sentVersion: run.version,
+      }),
     /** The run's state, read with the uncounted client. */
     stateOf: async (id: string) => (await setupStore.getRun(id))?.state,
     /** Hold every task start open until the answer is called. */
@@ -224,7 +234,7 @@ export async function relayRig(
     async close(): Promise<void> {
       await agent.stop(5_000);
       rmSync(workRoot, { recursive: true, force: true });
-      for (const c of [setupDynamo, setupSqs, dynamodb, logsDynamodb, sqs]) c.destroy();
+      for (const c of [setupDynamo, setupSqs, dynamodb, logsDynamodb, sqs, floorDynamo]) c.destroy();
     },
   };
 }
