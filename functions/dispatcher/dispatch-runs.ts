@@ -8,22 +8,33 @@ import { decodeRunMessage } from '../../shared/domain/run-message.ts';
 export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 
 /**
- * SQS-event handler for the dispatch queue with partial batch failure
+ * An SQS-event handler over run messages with partial batch failure
  * reporting: a record that throws is retried alone; a poison body (no run id)
- * is dropped with a log line, since redelivering it can never help.
+ * is dropped with the `dropped` log line, since redelivering it can never help.
  */
-export function makeDispatchRuns(deps: AppDeps & { readonly ownerId: string }): SqsBatchHandler {
+export function runMessageBatch(
+  logger: AppDeps['logger'],
+  dropped: string,
+  each: (runId: string, record: SQSRecord) => Promise<unknown>,
+): SqsBatchHandler {
   const processor = new BatchProcessor(EventType.SQS);
   const record = async (r: SQSRecord) => {
     const message = decodeRunMessage(r.body);
     if (message === undefined) {
-      deps.logger.error('dispatch: poison message dropped', { messageId: r.messageId });
+      logger.error(dropped, { messageId: r.messageId });
       return;
     }
-    await dispatchRun(deps, message.runId, `${deps.ownerId}:${r.messageId}`);
+    await each(message.runId, r);
   };
   return (event, context) =>
     processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false });
+}
+
+/** SQS-event handler for the dispatch queue: dispatch each run, a poison message dropped. */
+export function makeDispatchRuns(deps: AppDeps & { readonly ownerId: string }): SqsBatchHandler {
+  return runMessageBatch(deps.logger, 'dispatch: poison message dropped', (runId, r) =>
+    dispatchRun(deps, runId, `${deps.ownerId}:${r.messageId}`),
+  );
 }
 
 export const handler = lambdaSqsHandler(makeDispatchRuns);

@@ -328,6 +328,8 @@ export class ControlPlaneStack extends Stack {
 
   /** One grant per kind of access; `Record<Access, …>` makes a new kind fail to compile until it is granted here. */
   private grant(fn: HandlerFunction, access: Access): void {
+    const allow = (actions: string[], resource: string) =>
+      fn.role.addToPrincipalPolicy(new PolicyStatement({ actions, resources: [resource] }));
     const grants: Record<Access, () => void> = {
       'table:read': () => this.table.grantRead(fn),
       'table:write': () => this.table.grantWrite(fn),
@@ -335,44 +337,26 @@ export class ControlPlaneStack extends Stack {
       'relay:send': () => this.queues.relay.grantSendMessages(fn),
       'assets:read': () => this.assets.grantRead(fn),
       'assets:write': () => this.assets.grantWrite(fn),
-      'run-logs:read': () =>
-        fn.role.addToPrincipalPolicy(
-          new PolicyStatement({
-            actions: ['logs:GetLogEvents'],
-            resources: [this.runners.logGroup.logGroupArn],
-          }),
-        ),
+      'run-logs:read': () => allow(['logs:GetLogEvents'], this.runners.logGroup.logGroupArn),
       'discovery:list': () => grantDiscoveryListing(fn, this.config.parsedSettings, this.region),
       'ecs:launch': () => this.runners.grantLaunch(fn),
       'ecs:observe': () => this.runners.grantObserve(fn),
       'ecs:cleanup': () => this.runners.grantCleanup(fn),
       'ecs:stop': () => this.runners.grantStop(fn),
       'secrets:describe': () =>
-        fn.role.addToPrincipalPolicy(
-          new PolicyStatement({
-            actions: ['secretsmanager:DescribeSecret'],
-            resources: [secretArnsUnder(this, this.config.secretsPrefix)],
-          }),
-        ),
+        allow(['secretsmanager:DescribeSecret'], secretArnsUnder(this, this.config.secretsPrefix)),
       'secrets:run-values': () =>
-        fn.role.addToPrincipalPolicy(
-          new PolicyStatement({
-            actions: [
-              'secretsmanager:CreateSecret',
-              'secretsmanager:PutSecretValue',
-              'secretsmanager:DeleteSecret',
-              'secretsmanager:TagResource',
-            ],
-            resources: [secretArnsUnder(this, runSecretsPrefix(this.config.secretsPrefix))],
-          }),
+        allow(
+          [
+            'secretsmanager:CreateSecret',
+            'secretsmanager:PutSecretValue',
+            'secretsmanager:DeleteSecret',
+            'secretsmanager:TagResource',
+          ],
+          secretArnsUnder(this, runSecretsPrefix(this.config.secretsPrefix)),
         ),
       'secrets:read': () =>
-        fn.role.addToPrincipalPolicy(
-          new PolicyStatement({
-            actions: ['secretsmanager:GetSecretValue'],
-            resources: [secretArnsUnder(this, this.config.secretsPrefix)],
-          }),
-        ),
+        allow(['secretsmanager:GetSecretValue'], secretArnsUnder(this, this.config.secretsPrefix)),
     };
     grants[access]();
   }

@@ -4,6 +4,7 @@ import { isTerminal, type Run } from '../../domain/run.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { BackendStatus, Launcher, LaunchRequest } from '../../ports/launcher.ts';
 import { LOG_PAGE_DEFAULT_LINES, type LogPage, logPageSize } from '../../ports/log-store.ts';
+import { launchOrAdopt } from '../launch-or-adopt.ts';
 import type { AciLauncherOptions } from './config.ts';
 import { containerGroupFor } from './container-group.ts';
 import { aciError, isNotFound, isResourceGroupMissing, statusOf } from './errors.ts';
@@ -66,26 +67,37 @@ export class AciLauncher implements Launcher {
     this.#clock = options.clock ?? systemClock;
   }
 
-  async launch({ run, image }: LaunchRequest): Promise<string> {
+  launch({ run, image }: LaunchRequest): Promise<string> {
     const resourceGroup = this.#o.resourceGroup;
-    let name: string;
-    try {
-      name = containerGroupName({ runId: run.id, attempt: run.attempt });
-    } catch (error) {
-      throw new LaunchRejectedError(`Run ${run.id} cannot be named as an ACI container group: ${error}`);
-    }
-    const handle = formatAciHandle({ resourceGroup, containerGroup: name });
+    const handleOf = (containerGroup: string) => formatAciHandle({ resourceGroup, containerGroup });
+    return launchOrAdopt(run, {
+      resource: 'an ACI container group',
+      nameFor: containerGroupName,
+      // Adopt whatever exists, in any state: a PUT would deploy a finished group again.
+      adopt: async (name) => ((await this.#exists(name)) ? handleOf(name) : undefined),
+      start: async (name) => {
+        await this.#create(run, image, name);
+        return handleOf(name);
+      },
+    });
+  }
 
-    // Adopt whatever exists, in any state: a PUT would deploy a finished group again.
+  async #exists(name: string): Promise<boolean> {
+    const resourceGroup = this.#o.resourceGroup;
     try {
       await this.#o.aci.containerGroups.get(resourceGroup, name);
-      return handle;
+      return true;
     } catch (error) {
       if (!isNotFound(error) || isResourceGroupMissing(error)) {
         throw aciError(error, `get container group ${name} in ${resourceGroup}`);
       }
+      return false;
     }
+  }
 
+  /** The PUT, returning once ARM accepted it. */
+  async #create(run: Run, image: string, name: string): Promise<void> {
+    const resourceGroup = this.#o.resourceGroup;
     const prepared = await this.#o.prepare(run);
     const password = await this.#registryPassword();
     const secrets = [...Object.values(prepared.secretEnv), ...(password === undefined ? [] : [password])];
@@ -95,7 +107,6 @@ export class AciLauncher implements Launcher {
     } catch (error) {
       throw aciError(error, `create container group ${name} in ${resourceGroup}`, secrets);
     }
-    return handle;
   }
 
   async status(handle: string, _run?: Run): Promise<BackendStatus> {

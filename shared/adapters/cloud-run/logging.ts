@@ -1,25 +1,12 @@
 import { ValidationError } from '../../domain/errors.ts';
 import { shimLineStream } from '../../domain/shim-protocol.ts';
-import {
-  LOG_PAGE_DEFAULT_LINES,
-  type LogLine,
-  type LogPage,
-  type LogStream,
-  logPageSize,
-} from '../../ports/log-store.ts';
+import type { LogLine, LogPage, LogStream } from '../../ports/log-store.ts';
+import { LOG_PAGE_DEFAULT_LINES, logPageSize } from '../../ports/log-store.ts';
 import { googleError } from './errors.ts';
 import { type AuthorizedHttp, baseUrl, type RetryTuning, retrying } from './google-http.ts';
 import type { CloudRunHandle } from './handle.ts';
 
-/** entries:list answers at most 1,000 entries a page. */
-const MAX_PAGE_SIZE = 1000;
-/**
- * entries:list may answer a page with no entries and a token while it is
- * still scanning; and with the `>=` guard below, a page can hold only entries
- * already seen. Follow a few such pages before answering "nothing new".
- */
-const MAX_PAGES = 5;
-
+/** The fields of Cloud Logging's LogEntry that are read here. */
 interface LogEntry {
   readonly logName?: string;
   readonly timestamp?: string;
@@ -40,6 +27,15 @@ interface Position {
   readonly i?: string;
   readonly n: number;
 }
+
+/** entries:list answers at most 1,000 entries a page. */
+const MAX_PAGE_SIZE = 1000;
+/**
+ * entries:list may answer a page with no entries and a token while it is
+ * still scanning; and with the `>=` guard below, a page can hold only entries
+ * already seen. Follow a few such pages before answering "nothing new".
+ */
+const MAX_PAGES = 5;
 
 export interface CloudRunLogsOptions {
   readonly http: AuthorizedHttp;

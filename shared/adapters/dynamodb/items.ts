@@ -1,9 +1,5 @@
-import {
-  type AttributeValue,
-  DynamoDBClient,
-  QueryCommand,
-  type QueryCommandInput,
-} from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, QueryCommandInput, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { ValidationError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
 import { LIST_VALUE } from '../../domain/run-table.ts';
@@ -59,6 +55,41 @@ export async function queryAll(
     start = page.LastEvaluatedKey;
   } while (start !== undefined && items.length < want);
   return items;
+}
+
+/** What a conditional UpdateItem answered: the item as written, or as found when the condition failed. */
+export type ConditionalUpdate =
+  | { readonly updated: true; readonly item: Item }
+  /** `item` is undefined when there was no item, or the emulator did not return it. */
+  | { readonly updated: false; readonly item: Item | undefined };
+
+/**
+ * One conditional UpdateItem on the table that answers the item either way, with no second call: as
+ * written (`ReturnValues`, ALL_NEW unless the input says otherwise) or, when the condition failed, as
+ * found (ReturnValuesOnConditionCheckFailure ALL_OLD). Any other error is thrown as it came.
+ *
+ * @example
+ * const got = await updateIf(table, { Key: runKey(id), UpdateExpression: 'SET #s = :to', ConditionExpression: '#s = :from', … });
+ * if (!got.updated) decideFrom(got.item);
+ */
+export async function updateIf(
+  t: RunTable,
+  input: Omit<UpdateItemCommandInput, 'TableName' | 'ReturnValuesOnConditionCheckFailure'>,
+): Promise<ConditionalUpdate> {
+  try {
+    const { Attributes } = await t.client.send(
+      new UpdateItemCommand({
+        TableName: t.table,
+        ReturnValues: 'ALL_NEW',
+        ...input,
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { updated: true, item: Attributes ?? {} };
+  } catch (error) {
+    if (errorName(error) !== 'ConditionalCheckFailedException') throw error;
+    return { updated: false, item: (error as { Item?: Item }).Item };
+  }
 }
 
 export const runKey = (id: string): Item => ({ pk: S(`RUN#${id}`), sk: S('RUN') });

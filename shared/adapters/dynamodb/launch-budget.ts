@@ -1,8 +1,8 @@
-import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { type Budget, intervalMs, joinLine, toleranceMs } from '../../domain/launch-budget.ts';
 import { takeManyFromBudget } from '../../domain/launch-budget-lease.ts';
 import type { BudgetTake, LaunchBudgetStore } from '../../ports/launch-budget.ts';
-import { errorName, type Item, N, type RunTable, runTableOf, S } from './items.ts';
+import { type ConditionalUpdate, type Item, N, type RunTable, runTableOf, S, updateIf } from './items.ts';
 import { LeasedTakes } from './launch-budget-lease.ts';
 
 /** Conditional writes one take may make when other containers keep winning; then it waits an interval. */
@@ -68,41 +68,25 @@ export class DynamoLaunchBudgets implements LaunchBudgetStore {
       }
       const take = decision.granted * intervalMs(budget);
       const full = known === undefined || known < nowMs;
-      try {
-        const { Attributes } = await this.#t.client.send(
-          new UpdateItemCommand({
-            TableName: this.#t.table,
-            Key: budgetKey(key),
-            ...(full
-              ? {
-                  UpdateExpression: 'SET tat = :next',
-                  ConditionExpression: 'attribute_not_exists(tat) OR tat < :now',
-                  ExpressionAttributeValues: { ':now': N(nowMs), ':next': N(decision.tat) },
-                }
-              : {
-                  UpdateExpression: 'SET tat = tat + :take',
-                  // Room for all of them: the last one's take must be allowed too.
-                  ConditionExpression: 'tat >= :now AND tat <= :limit',
-                  ExpressionAttributeValues: {
-                    ':now': N(nowMs),
-                    ':limit': N(nowMs + toleranceMs(budget) - take + intervalMs(budget)),
-                    ':take': N(take),
-                  },
-                }),
-            ReturnValues: 'UPDATED_NEW',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
-        );
-        this.#note(key, numberOf(Attributes, 'tat') ?? decision.tat);
+      const got = full
+        ? await this.#update(key, 'SET tat = :next', 'attribute_not_exists(tat) OR tat < :now', {
+            ':now': N(nowMs),
+            ':next': N(decision.tat),
+          })
+        : // Room for all of them: the last one's take must be allowed too.
+          await this.#update(key, 'SET tat = tat + :take', 'tat >= :now AND tat <= :limit', {
+            ':now': N(nowMs),
+            ':limit': N(nowMs + toleranceMs(budget) - take + intervalMs(budget)),
+            ':take': N(take),
+          });
+      if (got.updated) {
+        this.#note(key, numberOf(got.item, 'tat') ?? decision.tat);
         return { granted: decision.granted };
-      } catch (error) {
-        if (errorName(error) !== 'ConditionalCheckFailedException') throw error;
-        const item = (error as { Item?: Item }).Item ?? (await this.#read(key));
-        known = numberOf(item, 'tat');
-        if (known !== undefined) this.#note(key, known);
-        const line = numberOf(item, 'line');
-        if (line !== undefined) this.#lines.set(key, line);
       }
+      known = numberOf(got.item, 'tat');
+      if (known !== undefined) this.#note(key, known);
+      const line = numberOf(got.item, 'line');
+      if (line !== undefined) this.#lines.set(key, line);
     }
     return { granted: 0, retryAfterMs: intervalMs(budget) };
   }
@@ -122,40 +106,47 @@ export class DynamoLaunchBudgets implements LaunchBudgetStore {
     let line = this.#lines.get(key);
     for (let write = 0; write < MAX_WRITES; write++) {
       const behind = line === undefined || line < tat;
-      try {
-        const { Attributes } = await this.#t.client.send(
-          new UpdateItemCommand({
-            TableName: this.#t.table,
-            Key: budgetKey(key),
-            ...(behind
-              ? {
-                  UpdateExpression: 'SET line = :restart',
-                  ConditionExpression: 'attribute_not_exists(line) OR line < :tat',
-                  ExpressionAttributeValues: { ':tat': N(tat), ':restart': N(tat + intervalMs(budget)) },
-                }
-              : {
-                  UpdateExpression: 'SET line = line + :interval',
-                  ConditionExpression: 'line >= :tat',
-                  ExpressionAttributeValues: { ':tat': N(tat), ':interval': N(intervalMs(budget)) },
-                }),
-            ReturnValues: 'UPDATED_NEW',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
-        );
-        const end = numberOf(Attributes, 'line') ?? tat + intervalMs(budget);
+      const got = behind
+        ? await this.#update(key, 'SET line = :restart', 'attribute_not_exists(line) OR line < :tat', {
+            ':tat': N(tat),
+            ':restart': N(tat + intervalMs(budget)),
+          })
+        : await this.#update(key, 'SET line = line + :interval', 'line >= :tat', {
+            ':tat': N(tat),
+            ':interval': N(intervalMs(budget)),
+          });
+      if (got.updated) {
+        const end = numberOf(got.item, 'line') ?? tat + intervalMs(budget);
         this.#lines.set(key, end);
         return {
           granted: false,
           retryAfterMs: joinLine(end - intervalMs(budget), tat, nowMs, budget).waitMs,
         };
-      } catch (error) {
-        if (errorName(error) !== 'ConditionalCheckFailedException') throw error;
-        const item = (error as { Item?: Item }).Item ?? (await this.#read(key));
-        line = numberOf(item, 'line');
-        tat = Math.max(tat, numberOf(item, 'tat') ?? tat);
       }
+      line = numberOf(got.item, 'line');
+      tat = Math.max(tat, numberOf(got.item, 'tat') ?? tat);
     }
     return { granted: false, retryAfterMs: joinLine(line, tat, nowMs, budget).waitMs };
+  }
+
+  /**
+   * One conditional UpdateItem of the scope's item, answering the attributes it updated or, when the
+   * condition failed, the item as found (read again when the failed write did not return it: an emulator).
+   */
+  async #update(
+    key: string,
+    update: string,
+    condition: string,
+    values: Record<string, AttributeValue>,
+  ): Promise<ConditionalUpdate> {
+    const got = await updateIf(this.#t, {
+      Key: budgetKey(key),
+      UpdateExpression: update,
+      ConditionExpression: condition,
+      ExpressionAttributeValues: values,
+      ReturnValues: 'UPDATED_NEW',
+    });
+    return got.updated || got.item !== undefined ? got : { updated: false, item: await this.#read(key) };
   }
 
   /** The item when the failed write did not return it (an emulator). */

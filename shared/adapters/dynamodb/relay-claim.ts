@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { BatchGetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand } from '@aws-sdk/client-dynamodb';
 import { claimedVersion } from '../../domain/relay-claim.ts';
 import type { Run } from '../../domain/run.ts';
 import { backoffMs } from '../../lib/backoff.ts';
 import { sleep } from '../../lib/sleep.ts';
 import type { RelayClaimRequest, RelayClaimResult } from '../../ports/run-store.ts';
-import { errorName, type Item, N, type RunTable, runKey, runOf, S } from './items.ts';
+import { type Item, N, type RunTable, runKey, runOf, S, updateIf } from './items.ts';
 import { RELAY_CLAIM_ATTRIBUTE } from './relay-claim-item.ts';
 
 /**
@@ -27,39 +27,29 @@ export async function dynamoRelayClaim(
 ): Promise<RelayClaimResult> {
   // The token tells this call's own write (an SDK retry after a lost response) from any other claim.
   const mark = JSON.stringify({ owner: c.owner, at: c.at, token: randomUUID() });
-  try {
-    const { Attributes } = await t.client.send(
-      new UpdateItemCommand({
-        TableName: t.table,
-        Key: runKey(runId),
-        UpdateExpression: 'SET #state = :launched, #version = :claimed, #claim = :mark',
-        ConditionExpression:
-          '(#state = :dispatching AND #version = :sent) OR (#state = :launched AND #version = :sentPlusOne)',
-        ExpressionAttributeNames: {
-          '#state': 'state',
-          '#version': 'version',
-          '#claim': RELAY_CLAIM_ATTRIBUTE,
-        },
-        ExpressionAttributeValues: {
-          ':launched': S('launched'),
-          ':dispatching': S('dispatching'),
-          ':sent': N(c.sentVersion),
-          ':sentPlusOne': N(c.sentVersion + 1),
-          ':claimed': N(claimedVersion(c.sentVersion)),
-          ':mark': S(mark),
-        },
-        ReturnValues: 'ALL_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    return { claimed: true, run: runOf(Attributes as Item) };
-  } catch (error) {
-    if (errorName(error) !== 'ConditionalCheckFailedException') throw error;
-    const old = (error as { Item?: Item }).Item;
-    if (old === undefined) return { claimed: false, run: undefined };
-    // Our own claim, retried by the SDK after a lost response: it counts as made.
-    return { claimed: old[RELAY_CLAIM_ATTRIBUTE]?.S === mark, run: runOf(old) };
-  }
+  const got = await updateIf(t, {
+    Key: runKey(runId),
+    UpdateExpression: 'SET #state = :launched, #version = :claimed, #claim = :mark',
+    ConditionExpression:
+      '(#state = :dispatching AND #version = :sent) OR (#state = :launched AND #version = :sentPlusOne)',
+    ExpressionAttributeNames: {
+      '#state': 'state',
+      '#version': 'version',
+      '#claim': RELAY_CLAIM_ATTRIBUTE,
+    },
+    ExpressionAttributeValues: {
+      ':launched': S('launched'),
+      ':dispatching': S('dispatching'),
+      ':sent': N(c.sentVersion),
+      ':sentPlusOne': N(c.sentVersion + 1),
+      ':claimed': N(claimedVersion(c.sentVersion)),
+      ':mark': S(mark),
+    },
+  });
+  if (got.updated) return { claimed: true, run: runOf(got.item) };
+  if (got.item === undefined) return { claimed: false, run: undefined };
+  // Our own claim, retried by the SDK after a lost response: it counts as made.
+  return { claimed: got.item[RELAY_CLAIM_ATTRIBUTE]?.S === mark, run: runOf(got.item) };
 }
 
 /** BatchGetItem takes at most 100 keys. */

@@ -1,9 +1,8 @@
-import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { isTerminal } from '../../domain/run.ts';
 import type { RunAdvance, RunAdvanceResult } from '../../ports/run-store.ts';
 import { ADVANCE_KEY, ADVANCE_ORDER, ADVANCES, advanceKeyOf, advancesOf } from './advance-overlay.ts';
 import { CLAIM_OWNER } from './claim-overlay.ts';
-import { errorName, type Item, N, type RunTable, runKey, runOf, S } from './items.ts';
+import { N, type RunTable, runKey, runOf, S, updateIf } from './items.ts';
 import { RELAY_CLAIM_ATTRIBUTE } from './relay-claim-item.ts';
 
 /** Advances an item may carry before a full write must fold them into the body. */
@@ -30,53 +29,43 @@ export async function dynamoAdvanceRun(t: RunTable, id: string, a: RunAdvance): 
   const from = a.from.filter((state) => !isTerminal(state));
   if (from.length === 0) return { advanced: false, run: undefined };
   const fromNames = from.map((_, i) => `:from${i}`);
-  try {
-    const { Attributes } = await t.client.send(
-      new UpdateItemCommand({
-        TableName: t.table,
-        Key: runKey(id),
-        UpdateExpression:
-          [
-            'SET #state = :to, #version = #version + :one, #order = :order',
-            '#advances = list_append(if_not_exists(#advances, :none), :advance)',
-          ].join(', ') + (isTerminal(a.to) ? ' REMOVE #key' : ''),
-        ConditionExpression: [
-          '#key = :key',
-          `#state IN (${fromNames.join(', ')})`,
-          '(attribute_not_exists(#order) OR #order < :order)',
-          '(attribute_not_exists(#advances) OR size(#advances) < :max)',
-          'attribute_not_exists(#claimOwner)',
-          'attribute_not_exists(#relayClaim)',
-        ].join(' AND '),
-        ExpressionAttributeNames: {
-          '#key': ADVANCE_KEY,
-          '#order': ADVANCE_ORDER,
-          '#advances': ADVANCES,
-          '#state': 'state',
-          '#version': 'version',
-          '#claimOwner': CLAIM_OWNER,
-          '#relayClaim': RELAY_CLAIM_ATTRIBUTE,
-        },
-        ExpressionAttributeValues: {
-          ':key': S(advanceKeyOf(a.attempt, a.task)),
-          ':to': S(a.to),
-          ':one': N(1),
-          ':order': N(a.order),
-          ':max': N(MAX_ADVANCES),
-          ':none': { L: [] },
-          ':advance': { L: [S(mine)] },
-          ...Object.fromEntries(from.map((state, i) => [`:from${i}`, S(state)])),
-        },
-        ReturnValues: 'ALL_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    return { advanced: true, run: runOf(Attributes as Item) };
-  } catch (error) {
-    if (errorName(error) !== 'ConditionalCheckFailedException') throw error;
-    const old = (error as { Item?: Item }).Item;
-    if (old === undefined) return { advanced: false, run: undefined };
-    const run = runOf(old);
-    return advancesOf(old).at(-1) === mine ? { advanced: true, run } : { advanced: false, run };
-  }
+  const got = await updateIf(t, {
+    Key: runKey(id),
+    UpdateExpression:
+      [
+        'SET #state = :to, #version = #version + :one, #order = :order',
+        '#advances = list_append(if_not_exists(#advances, :none), :advance)',
+      ].join(', ') + (isTerminal(a.to) ? ' REMOVE #key' : ''),
+    ConditionExpression: [
+      '#key = :key',
+      `#state IN (${fromNames.join(', ')})`,
+      '(attribute_not_exists(#order) OR #order < :order)',
+      '(attribute_not_exists(#advances) OR size(#advances) < :max)',
+      'attribute_not_exists(#claimOwner)',
+      'attribute_not_exists(#relayClaim)',
+    ].join(' AND '),
+    ExpressionAttributeNames: {
+      '#key': ADVANCE_KEY,
+      '#order': ADVANCE_ORDER,
+      '#advances': ADVANCES,
+      '#state': 'state',
+      '#version': 'version',
+      '#claimOwner': CLAIM_OWNER,
+      '#relayClaim': RELAY_CLAIM_ATTRIBUTE,
+    },
+    ExpressionAttributeValues: {
+      ':key': S(advanceKeyOf(a.attempt, a.task)),
+      ':to': S(a.to),
+      ':one': N(1),
+      ':order': N(a.order),
+      ':max': N(MAX_ADVANCES),
+      ':none': { L: [] },
+      ':advance': { L: [S(mine)] },
+      ...Object.fromEntries(from.map((state, i) => [`:from${i}`, S(state)])),
+    },
+  });
+  if (got.updated) return { advanced: true, run: runOf(got.item) };
+  if (got.item === undefined) return { advanced: false, run: undefined };
+  const run = runOf(got.item);
+  return advancesOf(got.item).at(-1) === mine ? { advanced: true, run } : { advanced: false, run };
 }

@@ -1,10 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type DynamoDBClient,
-  GetItemCommand,
-  type TransactWriteItem,
-  TransactWriteItemsCommand,
-} from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { IdempotencyMismatchError, RunConflictError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
 import { TTL_ATTRIBUTE } from '../../domain/run-table.ts';

@@ -10,8 +10,15 @@ import {
 } from '@aws-sdk/client-ecs';
 import { LaunchRejectedError } from '../../domain/errors.ts';
 import type { Run } from '../../domain/run.ts';
-import type { BackendStatus, Launcher, LaunchRequest, PreparedTask } from '../../ports/launcher.ts';
+import type {
+  BackendStatus,
+  KnownForLaunch,
+  Launcher,
+  LaunchRequest,
+  PreparedTask,
+} from '../../ports/launcher.ts';
 import type { LogPage } from '../../ports/log-store.ts';
+import { launchOrAdopt } from '../launch-or-adopt.ts';
 import type { EcsLauncherOptions } from './config.ts';
 import { ecsError } from './errors.ts';
 import {
@@ -22,7 +29,6 @@ import {
   groupFor,
   parseEcsHandle,
   RUN_ID_TAG,
-  type RunAttempt,
   startedByFor,
 } from './handle.ts';
 import { ECS_OVERRIDES_MAX_CHARS, isTaskNotFound, overridesSize, runTaskFailure } from './run-task.ts';
@@ -42,6 +48,13 @@ import { ecsTaskStatus } from './task-outcome.ts';
 
 /** StopTask `reason`: up to 255 characters. */
 const STOP_REASON_MAX = 255;
+
+/** What a run attempt's task is found and deduplicated by (handle.ts). */
+interface TaskKeys {
+  readonly clientToken: string;
+  readonly startedBy: string;
+  readonly group: string;
+}
 
 /**
  * The `ecs` runner: one Fargate task per run.
@@ -104,30 +117,36 @@ export class EcsLauncher implements Launcher {
   }
 
   async launch({ run, image, redelivery, known }: LaunchRequest): Promise<string> {
-    const key: RunAttempt = { runId: run.id, attempt: run.attempt };
-    let clientToken: string;
-    let startedBy: string;
-    let group: string;
-    try {
-      clientToken = clientTokenFor(key);
-      startedBy = startedByFor(key);
-      group = groupFor(key);
-    } catch (error) {
-      throw new LaunchRejectedError(`Run id ${run.id} cannot be used as an ECS task key: ${error}`);
-    }
     const baseDefinition = this.#o.taskDefinitions[image];
     if (baseDefinition === undefined) {
       throw new LaunchRejectedError(
         `No ECS task definition is configured for image ${image} (configured: ${Object.keys(this.#o.taskDefinitions).join(', ') || 'none'})`,
       );
     }
+    return launchOrAdopt(run, {
+      resource: 'an ECS task (client token, startedBy and group)',
+      nameFor: (key): TaskKeys => ({
+        clientToken: clientTokenFor(key),
+        startedBy: startedByFor(key),
+        group: groupFor(key),
+      }),
+      // Only a redelivery can find a task of this attempt: a first delivery has just claimed the run.
+      adopt: async ({ startedBy }) => {
+        if (redelivery === false) return undefined;
+        const existing = await this.#findTask(startedBy);
+        return existing === undefined ? undefined : this.#handleOf(existing);
+      },
+      start: (keys) => this.#runTask(run, baseDefinition, keys, known),
+    });
+  }
 
-    // Only a redelivery can find a task of this attempt: a first delivery has just claimed the run.
-    if (redelivery !== false) {
-      const existing = await this.#findTask(startedBy);
-      if (existing !== undefined) return this.#handleOf(existing);
-    }
-
+  /** RunTask for the attempt, with its secrets' references and the spec in the overrides. */
+  async #runTask(
+    run: Run,
+    baseDefinition: string,
+    { clientToken, startedBy, group }: TaskKeys,
+    known: KnownForLaunch | undefined,
+  ): Promise<string> {
     const prepared = await this.#o.prepare(run, known);
     const { spec } = prepared;
     const secretEnvs = secretEnvNamesOf(spec);

@@ -127,6 +127,24 @@ interface SupportInput {
   readonly owners: readonly V1OwnerReference[];
 }
 
+/** What a pod's Secret and ConfigMap share: core v1, owned by the pod (deleted with it), immutable. */
+function podSupport<Kind extends 'Secret' | 'ConfigMap'>(
+  kind: Kind,
+  input: SupportInput,
+  name: string,
+  component: string,
+) {
+  return {
+    apiVersion: 'v1',
+    kind,
+    metadata: {
+      ...metadataFor(input.key, name, input.namespace, component),
+      ownerReferences: [...input.owners],
+    },
+    immutable: true,
+  };
+}
+
 export function secretManifest(
   input: SupportInput & { readonly env: Readonly<Record<string, string>> },
 ): V1Secret {
@@ -134,28 +152,12 @@ export function secretManifest(
   for (const [name, value] of Object.entries(input.env)) {
     data[name] = Buffer.from(value, 'utf8').toString('base64');
   }
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: {
-      ...metadataFor(input.key, secretNameFor(input.pod), input.namespace, 'task-env'),
-      ownerReferences: [...input.owners],
-    },
-    type: 'Opaque',
-    immutable: true,
-    data,
-  };
+  return { ...podSupport('Secret', input, secretNameFor(input.pod), 'task-env'), type: 'Opaque', data };
 }
 
 export function configMapManifest(input: SupportInput & { readonly spec: TaskSpec }): V1ConfigMap {
   return {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: {
-      ...metadataFor(input.key, configMapNameFor(input.pod), input.namespace, 'task-spec'),
-      ownerReferences: [...input.owners],
-    },
-    immutable: true,
+    ...podSupport('ConfigMap', input, configMapNameFor(input.pod), 'task-spec'),
     data: { [TASK_FILE_KEY]: JSON.stringify(input.spec) },
   };
 }

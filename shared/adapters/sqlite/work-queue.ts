@@ -1,17 +1,19 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { ValidationError } from '../../domain/errors.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { QueueMessage, ReceiveOptions, WorkQueue } from '../../ports/work-queue.ts';
+import {
+  checkBody,
+  checkReceive,
+  checkSeconds,
+  checkSendBatch,
+  invalid,
+  MAX_DELAY_SECONDS,
+  MAX_VISIBILITY_SECONDS,
+} from '../queue-limits.ts';
 import { commitWithoutFsync, type SqliteDatabase } from './database.ts';
 
 /** Another connection's send is only seen by polling; same-process sends wake waiters at once. */
 const POLL_INTERVAL_MS = 25;
-// SQS limits, so code written against local mode does not break on AWS.
-const MAX_DELAY_SECONDS = 900;
-const MAX_VISIBILITY_SECONDS = 43_200;
-const MAX_WAIT_SECONDS = 20;
-const MAX_BATCH = 10;
-const MAX_BODY_BYTES = 256 * 1024;
 
 interface MessageRow {
   readonly seq: number;
@@ -57,16 +59,6 @@ function sleepUntilNotified(key: string, ms: number): Promise<void> {
     const timer = setTimeout(done, ms);
     registered.add(done);
   });
-}
-
-function invalid(path: string, message: string): ValidationError {
-  return new ValidationError(`${path} ${message}`, [{ path, message }]);
-}
-
-function checkSeconds(path: string, value: number, max: number): void {
-  if (!Number.isInteger(value) || value < 0 || value > max) {
-    throw invalid(path, `must be an integer from 0 to ${max}`);
-  }
 }
 
 export interface SqliteWorkQueueOptions {
@@ -204,12 +196,7 @@ export class SqliteWorkQueue implements WorkQueue {
   }
 
   async sendBatch(bodies: readonly string[]): Promise<void> {
-    if (bodies.length < 1 || bodies.length > MAX_BATCH) {
-      throw invalid('bodies', `must hold 1 to ${MAX_BATCH} messages`);
-    }
-    bodies.forEach((body, i) => {
-      checkBody(body, `bodies[${i}]`);
-    });
+    checkSendBatch(bodies);
     const sentAt = this.#clock.now();
     const visibleAt = this.#clock.nowMs();
     this.#db
@@ -224,10 +211,7 @@ export class SqliteWorkQueue implements WorkQueue {
     const { max } = options;
     const waitSeconds = options.waitSeconds ?? 0;
     const visibility = options.visibilityTimeoutSeconds ?? this.#visibilityTimeoutSeconds;
-    if (!Number.isInteger(max) || max < 1 || max > MAX_BATCH) {
-      throw invalid('max', `must be an integer from 1 to ${MAX_BATCH}`);
-    }
-    checkSeconds('waitSeconds', waitSeconds, MAX_WAIT_SECONDS);
+    checkReceive(max, waitSeconds);
     checkSeconds('visibilityTimeoutSeconds', visibility, MAX_VISIBILITY_SECONDS);
 
     // The wait is measured on the real clock: an injected test clock may stand still.
@@ -337,12 +321,5 @@ export class SqliteWorkQueue implements WorkQueue {
       if (movedAny && this.#redrive !== undefined) notify(this.#redrive.deadLetter.#wakeKey);
       return out;
     });
-  }
-}
-
-function checkBody(body: string, path: string): void {
-  if (body.length === 0) throw invalid(path, 'must not be empty');
-  if (Buffer.byteLength(body, 'utf8') > MAX_BODY_BYTES) {
-    throw invalid(path, `must be at most ${MAX_BODY_BYTES} bytes`);
   }
 }

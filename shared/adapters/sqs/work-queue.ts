@@ -7,35 +7,12 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import { ValidationError } from '../../domain/errors.ts';
 import { once } from '../../lib/once.ts';
 import type { QueueMessage, ReceiveOptions, WorkQueue } from '../../ports/work-queue.ts';
+import * as limits from '../queue-limits.ts';
 
-// SQS limits, checked before the call so a bad value is a ValidationError, as in the SQLite queue.
-const MAX_DELAY_SECONDS = 900;
-const MAX_VISIBILITY_SECONDS = 43_200;
-const MAX_WAIT_SECONDS = 20;
-const MAX_BATCH = 10;
-const MAX_BODY_BYTES = 256 * 1024;
 /** Entries that failed on the service side (not our fault) are sent again this many times. */
 const BATCH_RETRIES = 2;
-
-function invalid(path: string, message: string): ValidationError {
-  return new ValidationError(`${path} ${message}`, [{ path, message }]);
-}
-
-function checkSeconds(path: string, value: number, max: number): void {
-  if (!Number.isInteger(value) || value < 0 || value > max) {
-    throw invalid(path, `must be an integer from 0 to ${max}`);
-  }
-}
-
-function checkBody(body: string, path: string): void {
-  if (body.length === 0) throw invalid(path, 'must not be empty');
-  if (Buffer.byteLength(body, 'utf8') > MAX_BODY_BYTES) {
-    throw invalid(path, `must be at most ${MAX_BODY_BYTES} bytes`);
-  }
-}
 
 const errorName = (error: unknown): string | undefined => (error instanceof Error ? error.name : undefined);
 
@@ -77,7 +54,7 @@ export class SqsWorkQueue implements WorkQueue {
       .filter((s) => s !== '')
       .at(-1);
     if (name === undefined || !/^https?:\/\//.test(options.queueUrl)) {
-      throw invalid('queueUrl', 'must be an SQS queue URL');
+      throw limits.invalid('queueUrl', 'must be an SQS queue URL');
     }
     this.name = name;
     this.queueUrl = options.queueUrl;
@@ -86,8 +63,8 @@ export class SqsWorkQueue implements WorkQueue {
 
   async send(body: string, options: { delaySeconds?: number } = {}): Promise<string> {
     const delaySeconds = options.delaySeconds ?? 0;
-    checkSeconds('delaySeconds', delaySeconds, MAX_DELAY_SECONDS);
-    checkBody(body, 'body');
+    limits.checkSeconds('delaySeconds', delaySeconds, limits.MAX_DELAY_SECONDS);
+    limits.checkBody(body, 'body');
     const { MessageId } = await this.#client.send(
       new SendMessageCommand({
         QueueUrl: this.queueUrl,
@@ -108,12 +85,7 @@ export class SqsWorkQueue implements WorkQueue {
    * batch sends those again, which at-least-once consumers already tolerate.
    */
   async sendBatch(bodies: readonly string[]): Promise<void> {
-    if (bodies.length < 1 || bodies.length > MAX_BATCH) {
-      throw invalid('bodies', `must hold 1 to ${MAX_BATCH} messages`);
-    }
-    bodies.forEach((body, i) => {
-      checkBody(body, `bodies[${i}]`);
-    });
+    limits.checkSendBatch(bodies);
     let pending: SendMessageBatchRequestEntry[] = bodies.map((body, i) => ({
       Id: String(i),
       MessageBody: body,
@@ -140,12 +112,13 @@ export class SqsWorkQueue implements WorkQueue {
   async receive(options: ReceiveOptions): Promise<readonly QueueMessage[]> {
     const { max } = options;
     const waitSeconds = options.waitSeconds ?? 0;
-    if (!Number.isInteger(max) || max < 1 || max > MAX_BATCH) {
-      throw invalid('max', `must be an integer from 1 to ${MAX_BATCH}`);
-    }
-    checkSeconds('waitSeconds', waitSeconds, MAX_WAIT_SECONDS);
+    limits.checkReceive(max, waitSeconds);
     if (options.visibilityTimeoutSeconds !== undefined) {
-      checkSeconds('visibilityTimeoutSeconds', options.visibilityTimeoutSeconds, MAX_VISIBILITY_SECONDS);
+      limits.checkSeconds(
+        'visibilityTimeoutSeconds',
+        options.visibilityTimeoutSeconds,
+        limits.MAX_VISIBILITY_SECONDS,
+      );
     }
     const { Messages = [] } = await this.#client.send(
       new ReceiveMessageCommand({
@@ -182,7 +155,7 @@ export class SqsWorkQueue implements WorkQueue {
 
   /** A message that is no longer in flight (visible again, or deleted) has no visibility to change: a no-op. */
   async changeVisibility(receiptHandle: string, timeoutSeconds: number): Promise<void> {
-    checkSeconds('timeoutSeconds', timeoutSeconds, MAX_VISIBILITY_SECONDS);
+    limits.checkSeconds('timeoutSeconds', timeoutSeconds, limits.MAX_VISIBILITY_SECONDS);
     try {
       await this.#client.send(
         new ChangeMessageVisibilityCommand({
