@@ -6,7 +6,8 @@
  * shares the thread of neither. Each figure is beside a floor measured in the same run against a
  * process that only answers HTTP and commits one row per request to a
  * better-sqlite3 WAL database with synchronous=FULL (bench/support/floor-server.mjs):
- * - POST sent → executor start, one run at a time, against one HTTP round trip + one durable commit;
+ * - POST sent → executor start, one run at a time, against one HTTP round trip + one durable commit
+ *   (the two alternate, so load from outside the bench weighs on both alike);
  * - runs/s end to end (submitted at once, until every run succeeded) against (HTTP request + commit)/s at
  *   the same concurrency.
  * Prints figures; asserts nothing.
@@ -58,6 +59,7 @@ const reader = new Database(join(dataDir, 'remote-worker.db'), { readonly: true 
 const succeeded = reader.prepare<[], { n: number }>(
   "SELECT COUNT(*) AS n FROM runs WHERE state = 'succeeded'",
 );
+const stateOf = reader.prepare<[string], string>('SELECT state FROM runs WHERE id = ?').pluck();
 
 const headers = { authorization: 'Bearer bench', 'content-type': 'application/json' };
 const call = async (method: string, path: string, body?: unknown) => {
@@ -83,19 +85,27 @@ async function waitStarted(id: string): Promise<number> {
   return started.get(id) ?? Number.NaN;
 }
 
-// 1. Latency, one run at a time: from just before the POST is sent to the executor's start.
+/** Until the run has succeeded, so the next sample (local or floor) does not share the machine with its end. */
+async function waitSucceeded(id: string): Promise<void> {
+  while (stateOf.get(id) !== 'succeeded') await new Promise((r) => setTimeout(r, 1));
+}
+
+// 1. Latency, one run at a time: from just before the POST is sent to the executor's start. Each run is
+// followed by one floor commit, so a burst of load from outside the bench weighs on both figures alike.
 const latencies: number[] = [];
+const floorLatencies: number[] = [];
 for (let i = 0; i < WARM_UP + sequential; i++) {
   const sent = now();
   const run = await call('POST', '/runs', runBody);
   const at = await waitStarted(run.id);
-  if (i >= WARM_UP) latencies.push(at - sent);
-}
-const floorLatencies: number[] = [];
-for (let i = 0; i < WARM_UP + sequential; i++) {
-  const sent = performance.now();
+  await waitSucceeded(run.id);
+  const floorSent = performance.now();
   await commitOnFloor();
-  if (i >= WARM_UP) floorLatencies.push(performance.now() - sent);
+  const floorMs = performance.now() - floorSent;
+  if (i >= WARM_UP) {
+    latencies.push(at - sent);
+    floorLatencies.push(floorMs);
+  }
 }
 
 // 2. Throughput: submit many at once, until every run has succeeded.
