@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdtempSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -12,6 +12,7 @@ import {
   startLocal,
   waitForState as waitForRunState,
 } from '../../test/e2e/harness.ts';
+import { apiTypes, SCHEMA_FILE } from '../scripts/api-types.ts';
 import {
   CONSOLE_DIST,
   expectAccessible,
@@ -103,6 +104,21 @@ describe('console: sign-in', () => {
     expect(pageErrors(page)).toEqual([]);
     await context.close();
   }, 60_000);
+});
+
+describe('console: API types', () => {
+  // The types are a build product (`npm run generate`, run by the build): this holds the ones the console
+  // was built with to the contract the API it talks to serves, so a console typed by another version fails.
+  it('were generated from the document GET /openapi.json serves', async () => {
+    const res = await fetch(`${local.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    const served = await apiTypes(await res.text());
+    expect(existsSync(SCHEMA_FILE), 'no API types: build the console (the root npm test does)').toBe(true);
+    expect(
+      readFileSync(SCHEMA_FILE, 'utf8') === served,
+      'console/src/api/schema.d.ts differs from the served document: rebuild the console',
+    ).toBe(true);
+  });
 });
 
 describe('console: runs', () => {

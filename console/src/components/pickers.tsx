@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Asset, RunKind, Target } from '../api/client.ts';
 import { AssetBadge } from './badges.tsx';
@@ -32,6 +33,31 @@ export const ValueOptions = ({ values }: { values: readonly string[] }) => (
     ))}
   </>
 );
+
+/** A list filter's select, wrapped in its label: "any" (the empty value) first, then the `children` options. */
+export function FilterSelect({
+  label,
+  name,
+  value,
+  onChange,
+  children,
+}: {
+  label: string;
+  name?: string;
+  value: string;
+  onChange: (value: string) => void;
+  children: ComponentChildren;
+}) {
+  return (
+    <label>
+      {label}
+      <select name={name} value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+        <option value="">any</option>
+        {children}
+      </select>
+    </label>
+  );
+}
 
 /** The `<option>`s of a target kind select. */
 export const TargetKindOptions = () => (

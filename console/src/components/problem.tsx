@@ -8,24 +8,31 @@ export function ProblemView({ problem, heading }: { problem: Problem; heading?: 
       {heading !== undefined && <div>{problem.title}</div>}
       {problem.detail !== undefined && <p class="problem-detail">{problem.detail}</p>}
       {problem.targets !== undefined && problem.targets.length > 0 && (
-        <ul aria-label="Refused targets">
-          {problem.targets.map((t) => (
-            <li key={t.targetId}>
-              <code>{t.targetId}</code>: {t.reason}
-            </li>
-          ))}
-        </ul>
+        <NamedList label="Refused targets" items={problem.targets.map((t) => [t.targetId, t.reason])} />
       )}
       {problem.errors !== undefined && problem.errors.length > 0 && problem.targets === undefined && (
-        <ul aria-label="Field errors">
-          {problem.errors.map((e) => (
-            <li key={e.path}>
-              <code>{e.path}</code>: {e.message}
-            </li>
-          ))}
-        </ul>
+        <NamedList label="Field errors" items={problem.errors.map((e) => [e.path, e.message])} />
       )}
     </div>
+  );
+}
+
+/** What the API said about each named thing (a target, a request field), one per line: `name`: text. */
+export function NamedList({
+  label,
+  items,
+}: {
+  label?: string;
+  items: readonly (readonly [string, string])[];
+}) {
+  return (
+    <ul aria-label={label}>
+      {items.map(([name, text]) => (
+        <li key={name}>
+          <code>{name}</code>: {text}
+        </li>
+      ))}
+    </ul>
   );
 }
 

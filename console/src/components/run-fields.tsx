@@ -1,4 +1,4 @@
-import { FieldMessage } from './problem.tsx';
+import { Field } from './field.tsx';
 
 /**
  * The optional SSH user and timeout of a run, as the new-run form and the
@@ -20,20 +20,17 @@ function OptionalField({
   error?: string | undefined;
   numeric?: boolean;
 }) {
-  const errorId = `${id}-error`;
   return (
-    <div class="field">
-      <label for={id}>{label} (optional)</label>
+    <Field id={id} label={`${label} (optional)`} error={error}>
       <input
         id={id}
         inputMode={numeric ? 'numeric' : undefined}
         value={value}
         onInput={(e) => onText(e.currentTarget.value)}
         aria-invalid={error ? 'true' : undefined}
-        aria-describedby={error ? errorId : undefined}
+        aria-describedby={error ? `${id}-error` : undefined}
       />
-      <FieldMessage id={errorId} message={error} />
-    </div>
+    </Field>
   );
 }
 

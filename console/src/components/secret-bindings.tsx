@@ -6,6 +6,12 @@ export interface Binding {
   secret: string;
 }
 
+/** The two names of a binding, in the order and with the labels the form shows them. */
+const PARTS = [
+  ['var', 'Variable'],
+  ['secret', 'Secret name'],
+] as const satisfies readonly (readonly [keyof Binding, string])[];
+
 /** "Use a secret": variable name ← secret name. Only names travel; the value is resolved at launch. */
 export function SecretBindings({
   bindings,
@@ -24,44 +30,28 @@ export function SecretBindings({
       {bindings.length === 0 && (
         <p class="hint">None. A binding puts a stored secret in a variable at launch.</p>
       )}
-      {bindings.map((b, i) => {
-        const varError = fieldError(problem, `body.secrets.${i}.var`);
-        const secretError = fieldError(problem, `body.secrets.${i}.secret`);
-        return (
-          <div class="binding-row" key={i}>
-            <label>
-              Variable
-              <input
-                value={b.var}
-                spellcheck={false}
-                onInput={(e) => set(i, { var: e.currentTarget.value })}
-                aria-invalid={varError ? 'true' : undefined}
-                aria-describedby={varError ? `secret-${i}-var-error` : undefined}
-              />
-              <FieldMessage id={`secret-${i}-var-error`} message={varError} />
-            </label>
-            <label>
-              Secret name
-              <input
-                value={b.secret}
-                spellcheck={false}
-                onInput={(e) => set(i, { secret: e.currentTarget.value })}
-                aria-invalid={secretError ? 'true' : undefined}
-                aria-describedby={secretError ? `secret-${i}-secret-error` : undefined}
-              />
-              <FieldMessage id={`secret-${i}-secret-error`} message={secretError} />
-            </label>
-            <button
-              type="button"
-              class="secondary"
-              aria-label={`Remove binding ${i + 1}`}
-              onClick={() => onChange(bindings.filter((_, j) => j !== i))}
-            >
-              Remove
-            </button>
-          </div>
-        );
-      })}
+      {bindings.map((b, i) => (
+        <div class="binding-row" key={i}>
+          {PARTS.map(([part, label]) => (
+            <BindingInput
+              key={part}
+              label={label}
+              errorId={`secret-${i}-${part}-error`}
+              value={b[part]}
+              onText={(text) => set(i, { [part]: text })}
+              error={fieldError(problem, `body.secrets.${i}.${part}`)}
+            />
+          ))}
+          <button
+            type="button"
+            class="secondary"
+            aria-label={`Remove binding ${i + 1}`}
+            onClick={() => onChange(bindings.filter((_, j) => j !== i))}
+          >
+            Remove
+          </button>
+        </div>
+      ))}
       <button
         type="button"
         class="secondary"
@@ -70,5 +60,34 @@ export function SecretBindings({
         Add secret binding
       </button>
     </fieldset>
+  );
+}
+
+/** One name of a binding, its label wrapping it, with the API's message for it (as `errorId`). */
+function BindingInput({
+  label,
+  errorId,
+  value,
+  onText,
+  error,
+}: {
+  label: string;
+  errorId: string;
+  value: string;
+  onText: (text: string) => void;
+  error: string | undefined;
+}) {
+  return (
+    <label>
+      {label}
+      <input
+        value={value}
+        spellcheck={false}
+        onInput={(e) => onText(e.currentTarget.value)}
+        aria-invalid={error ? 'true' : undefined}
+        aria-describedby={error ? errorId : undefined}
+      />
+      <FieldMessage id={errorId} message={error} />
+    </label>
   );
 }

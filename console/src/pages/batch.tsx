@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, asProblem, type BatchRollup, networkProblem, type Problem, RUN_STATES } from '../api/client.ts';
 import { StateBadge } from '../components/badges.tsx';
-import { ProblemView } from '../components/problem.tsx';
+import { NamedList, ProblemView } from '../components/problem.tsx';
 import { type Flash, setFlash, takeFlash } from '../flash.ts';
 import { usePoll } from '../hooks.ts';
 import { href, navigate } from '../router.ts';
@@ -65,13 +65,7 @@ export function BatchPanel({ batchId }: { batchId: string }) {
             <>
               {' '}
               {flash.failed.length} target{flash.failed.length === 1 ? ' was' : 's were'} refused:
-              <ul>
-                {flash.failed.map((f) => (
-                  <li key={f.targetId}>
-                    <code>{f.targetId}</code>: {f.reason}
-                  </li>
-                ))}
-              </ul>
+              <NamedList items={flash.failed.map((f) => [f.targetId, f.reason])} />
             </>
           )}
         </div>

@@ -7,6 +7,7 @@ import {
   CLOUD_LABEL,
   CloudOptions,
   describeTarget,
+  FilterSelect,
   TargetKindOptions,
   ValueOptions,
 } from '../components/pickers.tsx';
@@ -127,20 +128,12 @@ export function InventoryPage() {
           Search
           <input type="search" value={text} onInput={(e) => setText(e.currentTarget.value)} />
         </label>
-        <label>
-          Cloud
-          <select value={cloud} onChange={(e) => setCloud(e.currentTarget.value)}>
-            <option value="">any</option>
-            <CloudOptions />
-          </select>
-        </label>
-        <label>
-          Kind
-          <select value={kindFilter} onChange={(e) => setKindFilter(e.currentTarget.value)}>
-            <option value="">any</option>
-            <TargetKindOptions />
-          </select>
-        </label>
+        <FilterSelect label="Cloud" value={cloud} onChange={setCloud}>
+          <CloudOptions />
+        </FilterSelect>
+        <FilterSelect label="Kind" value={kindFilter} onChange={setKindFilter}>
+          <TargetKindOptions />
+        </FilterSelect>
         <button type="button" class="secondary" onClick={selectShown}>
           Select shown (up to {MAX_BATCH})
         </button>

@@ -13,7 +13,7 @@ import {
 } from '../api/client.ts';
 import { StateBadge } from '../components/badges.tsx';
 import { ListTable } from '../components/list-table.tsx';
-import { ValueOptions } from '../components/pickers.tsx';
+import { FilterSelect, ValueOptions } from '../components/pickers.tsx';
 import { ProblemView } from '../components/problem.tsx';
 import { duration, when } from '../format.ts';
 import { usePoll } from '../hooks.ts';
@@ -167,20 +167,12 @@ function FilterForm({
         onApply({ state, kind, batch });
       }}
     >
-      <label>
-        State
-        <select name="state" value={state} onChange={(e) => setState(e.currentTarget.value)}>
-          <option value="">any</option>
-          <ValueOptions values={RUN_STATES} />
-        </select>
-      </label>
-      <label>
-        Kind
-        <select name="kind" value={kind} onChange={(e) => setKind(e.currentTarget.value)}>
-          <option value="">any</option>
-          <ValueOptions values={RUN_KINDS} />
-        </select>
-      </label>
+      <FilterSelect label="State" name="state" value={state} onChange={setState}>
+        <ValueOptions values={RUN_STATES} />
+      </FilterSelect>
+      <FilterSelect label="Kind" name="kind" value={kind} onChange={setKind}>
+        <ValueOptions values={RUN_KINDS} />
+      </FilterSelect>
       <label>
         Batch id
         <input

@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
 import { api, asProblem, networkProblem, type Problem, type Target, type TargetBody } from '../api/client.ts';
+import { Field } from '../components/field.tsx';
 import { ListTable } from '../components/list-table.tsx';
 import { CLOUD_LABEL, CloudOptions, describeTarget, TargetKindOptions } from '../components/pickers.tsx';
-import { FieldMessage, fieldError, ProblemView } from '../components/problem.tsx';
+import { fieldError, ProblemView } from '../components/problem.tsx';
 import { useLoad } from '../hooks.ts';
 
 type Kind = Target['kind'];
@@ -124,8 +125,7 @@ export function TargetsPage() {
       <form class="card" onSubmit={save} aria-labelledby="target-form-h">
         <h2 id="target-form-h">{editing ? `Edit ${editing.id}` : 'Register a target'}</h2>
         <div class="row">
-          <div class="field">
-            <label for="t-id">Id</label>
+          <Field id="t-id" label="Id" error={err('path.id')}>
             <input
               id="t-id"
               value={draft.id ?? ''}
@@ -134,20 +134,16 @@ export function TargetsPage() {
               spellcheck={false}
               onInput={(e) => set('id', e.currentTarget.value)}
             />
-            <FieldMessage id="t-id-error" message={err('path.id')} />
-          </div>
-          <div class="field">
-            <label for="t-name">Name</label>
+          </Field>
+          <Field id="t-name" label="Name" error={err('body.name')}>
             <input
               id="t-name"
               value={draft.name ?? ''}
               required
               onInput={(e) => set('name', e.currentTarget.value)}
             />
-            <FieldMessage id="t-name-error" message={err('body.name')} />
-          </div>
-          <div class="field">
-            <label for="t-kind">Kind</label>
+          </Field>
+          <Field id="t-kind" label="Kind">
             <select
               id="t-kind"
               value={kind}
@@ -156,9 +152,8 @@ export function TargetsPage() {
             >
               <TargetKindOptions />
             </select>
-          </div>
-          <div class="field">
-            <label for="t-cloud">Cloud</label>
+          </Field>
+          <Field id="t-cloud" label="Cloud">
             <select
               id="t-cloud"
               value={draft.cloud ?? 'local'}
@@ -166,10 +161,9 @@ export function TargetsPage() {
             >
               <CloudOptions />
             </select>
-          </div>
+          </Field>
           {FIELDS[kind].map((f) => (
-            <div class="field" key={f.key}>
-              <label for={`t-${f.key}`}>{f.label}</label>
+            <Field key={f.key} id={`t-${f.key}`} label={f.label} error={err(`body.${f.key}`)}>
               {f.options ? (
                 <select
                   id={`t-${f.key}`}
@@ -190,8 +184,7 @@ export function TargetsPage() {
                   onInput={(e) => set(f.key, e.currentTarget.value)}
                 />
               )}
-              <FieldMessage id={`t-${f.key}-error`} message={err(`body.${f.key}`)} />
-            </div>
+            </Field>
           ))}
         </div>
         {problem && <ProblemView problem={problem} />}
