@@ -1,7 +1,7 @@
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { AppDeps } from '../../shared/app/deps.ts';
 import { dispatchRun } from '../../shared/app/dispatch.ts';
+import { partialBatchResponse } from '../../shared/composition/lambda/partial-batch.ts';
 import { lambdaSqsHandler } from '../../shared/composition/lambda.ts';
 import { decodeRunMessage } from '../../shared/domain/run-message.ts';
 
@@ -13,7 +13,6 @@ export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQS
  * is dropped with a log line, since redelivering it can never help.
  */
 export function makeDispatchRuns(deps: AppDeps & { readonly ownerId: string }): SqsBatchHandler {
-  const processor = new BatchProcessor(EventType.SQS);
   const record = async (r: SQSRecord) => {
     const message = decodeRunMessage(r.body);
     if (message === undefined) {
@@ -22,8 +21,7 @@ export function makeDispatchRuns(deps: AppDeps & { readonly ownerId: string }): 
     }
     await dispatchRun(deps, message.runId, `${deps.ownerId}:${r.messageId}`);
   };
-  return (event, context) =>
-    processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false });
+  return (event) => partialBatchResponse(event, record);
 }
 
 export const handler = lambdaSqsHandler(makeDispatchRuns);

@@ -1,7 +1,7 @@
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSRecord } from 'aws-lambda';
 import type { AppDeps } from '../../shared/app/deps.ts';
 import { settleDeadLetter } from '../../shared/app/dispatch.ts';
+import { partialBatchResponse } from '../../shared/composition/lambda/partial-batch.ts';
 import { lambdaSqsHandler } from '../../shared/composition/lambda.ts';
 import { decodeRunMessage } from '../../shared/domain/run-message.ts';
 import type { SqsBatchHandler } from './dispatch-runs.ts';
@@ -12,7 +12,6 @@ export function makeSettleDeadLetters(
   deps: AppDeps,
   maxReceiveCount: number = deps.settings.dispatch_max_receive_count,
 ): SqsBatchHandler {
-  const processor = new BatchProcessor(EventType.SQS);
   const record = async (r: SQSRecord) => {
     const message = decodeRunMessage(r.body);
     if (message === undefined) {
@@ -22,8 +21,7 @@ export function makeSettleDeadLetters(
     // The DLQ's own receive count says nothing about the dispatch attempts; the redrive limit does.
     await settleDeadLetter(deps, message.runId, maxReceiveCount);
   };
-  return (event, context) =>
-    processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false });
+  return (event) => partialBatchResponse(event, record);
 }
 
 export const handler = lambdaSqsHandler(makeSettleDeadLetters);
