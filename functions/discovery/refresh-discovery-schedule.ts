@@ -1,6 +1,6 @@
 import type { AppDeps } from '../../shared/app/deps.ts';
 import type { CloudDiscovery } from '../../shared/app/discovery.ts';
-import { lambdaHandler } from '../../shared/composition/lambda.ts';
+import { tableHandler } from '../../shared/composition/lambda/tables.ts';
 import type { HostingCloud } from '../../shared/domain/target.ts';
 
 /** What one scheduled refresh did: each cloud's count, time and error (never the rows themselves). */
@@ -30,4 +30,4 @@ export const makeRefreshSchedule =
     return { clouds };
   };
 
-export const handler = lambdaHandler((deps) => makeRefreshSchedule(deps));
+export const handler = tableHandler((deps) => makeRefreshSchedule(deps));

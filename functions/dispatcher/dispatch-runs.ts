@@ -1,7 +1,7 @@
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { AppDeps } from '../../shared/app/deps.ts';
 import { dispatchRun } from '../../shared/app/dispatch.ts';
+import { partialBatchResponse } from '../../shared/composition/lambda/partial-batch.ts';
 import { lambdaSqsHandler } from '../../shared/composition/lambda.ts';
 import { decodeRunMessage } from '../../shared/domain/run-message.ts';
 
@@ -17,7 +17,6 @@ export function runMessageBatch(
   dropped: string,
   each: (runId: string, record: SQSRecord) => Promise<unknown>,
 ): SqsBatchHandler {
-  const processor = new BatchProcessor(EventType.SQS);
   const record = async (r: SQSRecord) => {
     const message = decodeRunMessage(r.body);
     if (message === undefined) {
@@ -26,8 +25,7 @@ export function runMessageBatch(
     }
     await each(message.runId, r);
   };
-  return (event, context) =>
-    processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false });
+  return (event) => partialBatchResponse(event, record);
 }
 
 /** SQS-event handler for the dispatch queue: dispatch each run, a poison message dropped. */

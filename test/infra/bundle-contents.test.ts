@@ -198,6 +198,27 @@ describe('Lambda bundle contents', () => {
     expect(awsClients('RefreshDiscovery')).toEqual(['@aws-sdk/client-dynamodb', '@aws-sdk/client-ec2']);
   });
 
+  // The scheduled refresh is a table function too (shared/composition/lambda/tables.ts tableHandler), not the whole AWS composition.
+  it('RefreshDiscoverySchedule holds the DynamoDB and EC2 clients and no other; by its first call it loads only DynamoDB', () => {
+    expect(awsClients('RefreshDiscoverySchedule')).toEqual([
+      '@aws-sdk/client-dynamodb',
+      '@aws-sdk/client-ec2',
+    ]);
+    expect(
+      [...of('RefreshDiscoverySchedule').firstCall].filter((p) => p.startsWith('@aws-sdk/client-')),
+    ).toEqual(['@aws-sdk/client-dynamodb']);
+    expect(of('RefreshDiscoverySchedule').inputs).not.toContain('shared/composition/aws.ts');
+  });
+
+  // Partial batch responses are shared/composition/lambda/partial-batch.ts: Powertools batch costs load time for a Promise.allSettled.
+  it.each(['DispatchRuns', 'SettleDeadLetters'])(
+    '%s holds no Powertools batch processor: it answers partial batches itself',
+    (name) => {
+      expect([...of(name).packages].filter((p) => p.startsWith('@aws-lambda-powertools/'))).toEqual([]);
+      expect(of(name).inputs).toContain('shared/composition/lambda/partial-batch.ts');
+    },
+  );
+
   it.each(['SubmitRun', 'SubmitBatch', 'RetryBatch', 'SettleDeadLetters', 'EcsTaskStateChange'])(
     '%s holds no Azure, Google Cloud or Kubernetes SDK',
     (name) => {
@@ -259,10 +280,10 @@ describe('Lambda bundle contents', () => {
     },
   );
 
-  it('the checks see what they look for: the dispatcher holds the cloud SDKs and Powertools, GetRun zod', () => {
+  it('the checks see what they look for: the dispatcher holds the cloud SDKs, the reconciler Powertools, GetRun zod', () => {
     expect([...of('DispatchRuns').packages].filter((p) => CLOUD_SDK.test(p)).length).toBeGreaterThan(0);
     expect(of('DispatchRuns').packages.has('yaml')).toBe(true);
-    expect(of('DispatchRuns').packages.has('@aws-lambda-powertools/batch')).toBe(true);
+    expect(of('ReconcileRuns').packages.has('@aws-lambda-powertools/metrics')).toBe(true);
     expect(of('GetRun').packages.has('zod')).toBe(true);
     expect(of('GetRun').inputs.some((p) => p.endsWith('zod/v4/locales/en.js'))).toBe(true);
     expect(of('SubmitRun').inputs).toContain('shared/app/requests.ts');

@@ -11,8 +11,11 @@ import type { readAwsEnvironment } from '../aws-environment.ts';
 /** Routes that touch no AWS service and read no settings: /healthz, /openapi.json, discovery in a deployed stack. */
 export type BareApiDeps = HttpDeps;
 
+/** Functions over the runs table alone: the scheduled discovery refresh, and the table routes below. */
+export type TableDeps = Pick<AppDeps, 'store' | 'targets' | 'settings' | 'clock' | 'discovery' | 'logger'>;
+
 /** Routes over the runs table alone: targets, runs, batches, the inventory. */
-export type TableApiDeps = HttpDeps & Pick<AppDeps, 'store' | 'targets' | 'settings' | 'clock' | 'discovery'>;
+export type TableApiDeps = HttpDeps & TableDeps;
 
 /** Routes over the asset bucket alone: upload, list. */
 export type AssetApiDeps = HttpDeps & Pick<AppDeps, 'assets' | 'storage' | 'settings'>;

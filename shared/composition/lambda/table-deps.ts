@@ -7,7 +7,7 @@ import { systemClock } from '../../ports/clock.ts';
 import type { Logger } from '../../ports/logger.ts';
 import { readAwsEnvironment } from '../aws-environment.ts';
 import { buildStoredDiscovery } from '../discovery.ts';
-import type { AwsConfiguration, TableApiDeps } from './kinds.ts';
+import type { AwsConfiguration, TableApiDeps, TableDeps } from './kinds.ts';
 import { lambdaLogger } from './logger.ts';
 
 /** The runs table's stores over one DynamoDB client, with the discovered VMs each cloud's last refresh wrote there. */
@@ -34,17 +34,18 @@ export function tableStores(
 }
 
 /**
- * The deps of a table route, from the Lambda environment: the runs table's
- * stores over one DynamoDB client (the listing SDKs only in the refreshing
- * functions' bundles: RW_DISCOVERY_SDKS).
+ * The deps of a function over the runs table alone, from the Lambda
+ * environment: the table's stores over one DynamoDB client, the settings and
+ * the logger (the listing SDKs only in the refreshing functions' bundles:
+ * RW_DISCOVERY_SDKS).
  */
-export function tableApiDeps(source: Readonly<Record<string, string | undefined>>): TableApiDeps {
+export function tableDeps(source: Readonly<Record<string, string | undefined>>): TableDeps {
   const configuration = readAwsEnvironment(source);
   const logger = lambdaLogger(configuration.env.LOG_LEVEL);
-  return {
-    ...tableStores(source, configuration, logger),
-    settings: configuration.settings,
-    logger,
-    authenticate: apiGatewayAuthenticator(),
-  };
+  return { ...tableStores(source, configuration, logger), settings: configuration.settings, logger };
+}
+
+/** The deps of a table route: tableDeps and API Gateway's caller identity. */
+export function tableApiDeps(source: Readonly<Record<string, string | undefined>>): TableApiDeps {
+  return { ...tableDeps(source), authenticate: apiGatewayAuthenticator() };
 }
