@@ -8,29 +8,31 @@ import { type Cloud, type HostingCloud, isHostingCloud, type Target, untargetabl
  * (at submit) and the dispatcher (at launch) can both call it and agree.
  */
 
+/** A family's runner for targets in one hosting cloud (`ansible_runner_aws`, `k8s_runner_gcp`, …); unset, the family's own. */
+type PerCloudRunnerKey = `${'ansible' | 'k8s'}_runner_${HostingCloud}`;
+
+/** The deployment's resources a cloud backend launches into (see missingBackendKeys); unset, it is not configured. */
+type BackendKey =
+  | 'ansible_ecs_subnet_id'
+  | 'ansible_ecs_execution_role_arn'
+  | 'azure_resource_group'
+  | 'gcp_project_id'
+  | 'gcp_region'
+  | 'gcp_ansible_cloud_run_region';
+
 /**
  * The settings resolution reads. Structural, so the domain does not depend on
  * shared/config; the validated `Settings` satisfies it.
  */
-export interface RunnerSettings {
+export interface RunnerSettings
+  extends Readonly<Partial<Record<PerCloudRunnerKey, Runner | undefined>>>,
+    Readonly<Partial<Record<BackendKey, string | undefined>>> {
   readonly ansible_runner: Runner;
-  readonly ansible_runner_aws?: Runner | undefined;
-  readonly ansible_runner_azure?: Runner | undefined;
-  readonly ansible_runner_gcp?: Runner | undefined;
   readonly ansible_runner_portainer?: Runner | undefined;
   readonly k8s_runner: Runner;
-  readonly k8s_runner_aws?: Runner | undefined;
-  readonly k8s_runner_azure?: Runner | undefined;
-  readonly k8s_runner_gcp?: Runner | undefined;
   readonly ansible_local_image: string;
   readonly ansible_cloud_image: string;
   readonly k8s_runner_image: string;
-  readonly ansible_ecs_subnet_id?: string | undefined;
-  readonly ansible_ecs_execution_role_arn?: string | undefined;
-  readonly azure_resource_group?: string | undefined;
-  readonly gcp_project_id?: string | undefined;
-  readonly gcp_region?: string | undefined;
-  readonly gcp_ansible_cloud_run_region?: string | undefined;
 }
 
 export interface RunnerResolutionInput {
