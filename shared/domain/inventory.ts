@@ -113,34 +113,29 @@ export function registryInventory(targets: readonly Target[]): DynamicInventory 
   for (const target of sorted) {
     if (untargetableReason(target) !== undefined) continue;
     const common = { rw_kind: target.kind, rw_cloud: target.cloud, rw_name: target.name };
+    const localhost = { ...LOCALHOST_VARS, ...common };
     switch (target.kind) {
       case 'vm':
-        hostvars[target.id] = {
-          ...vmHostVars(target, target.sshUser),
-          ...common,
-          ...(target.os === undefined ? {} : { rw_os: target.os }),
-        };
+        hostvars[target.id] = set({ ...vmHostVars(target, target.sshUser), ...common, rw_os: target.os });
         if (target.hypervisorGroup !== undefined) {
           addTo(`hypervisor_${groupName(target.hypervisorGroup)}`, target.id);
         }
         break;
       case 'cluster':
-        hostvars[target.id] = {
-          ...LOCALHOST_VARS,
-          ...common,
+        hostvars[target.id] = set({
+          ...localhost,
           rw_provider: target.provider,
-          ...(target.region === undefined ? {} : { rw_region: target.region }),
-          ...(target.clusterName === undefined ? {} : { rw_cluster_name: target.clusterName }),
-        };
+          rw_region: target.region,
+          rw_cluster_name: target.clusterName,
+        });
         break;
       case 'database':
-        hostvars[target.id] = {
-          ...LOCALHOST_VARS,
-          ...common,
+        hostvars[target.id] = set({
+          ...localhost,
           rw_engine: target.engine,
           rw_db_host: target.endpoint.host,
-          ...(target.endpoint.port === undefined ? {} : { rw_db_port: target.endpoint.port }),
-        };
+          rw_db_port: target.endpoint.port,
+        });
         break;
       case 'virtual_desktop':
         continue;
@@ -156,6 +151,11 @@ export function registryInventory(targets: readonly Target[]): DynamicInventory 
   };
   for (const name of names) inventory[name] = { hosts: groups.get(name) ?? [] };
   return inventory as unknown as DynamicInventory;
+}
+
+/** Host vars without the ones a target leaves unset: an absent field is no variable rather than a null. */
+function set(vars: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(vars).filter(([, value]) => value !== undefined));
 }
 
 function groupName(raw: string): string {
