@@ -76,84 +76,82 @@ export const START: readonly Prerequisite[] = [
 ];
 
 /**
+ * An entry of {@link TEST}, which is Debian only: its name is the Debian
+ * packages that provide it (`'runc, catatonit, iptables'`), so they are not
+ * written twice.
+ */
+function debian(entry: Omit<Prerequisite, 'packages'>): Prerequisite {
+  return { ...entry, packages: { apt: entry.name.split(', ') } };
+}
+
+/**
  * Debian only: the suite drives Debian's PostgreSQL layout, Debian's
  * /usr/bin/python3 (the one Debian's ansible runs) and podman with runc.
  */
 export const TEST: readonly Prerequisite[] = [
-  {
+  debian({
     name: 'postgresql',
     why: 'a throwaway PostgreSQL server for the database play (initdb, pg_ctl, psql)',
     files: ['/usr/lib/postgresql/*/bin/initdb'],
     alsoProvides: ['initdb', 'pg_ctl', 'psql'],
-    packages: { apt: ['postgresql'] },
-  },
-  {
+  }),
+  debian({
     name: 'python3-psycopg2',
     why: "the driver community.postgresql needs under Debian's /usr/bin/python3",
     python: { interpreter: '/usr/bin/python3', modules: ['psycopg2'] },
     usedBy: 'ansible-playbook',
-    packages: { apt: ['python3-psycopg2'] },
-  },
-  {
+  }),
+  debian({
     name: 'openssh-server',
     why: 'a real sshd the troubleshooting test makes a play fail to authenticate against (a refused key)',
     files: ['/usr/sbin/sshd'],
     alsoProvides: ['sshd'],
-    packages: { apt: ['openssh-server'] },
-  },
-  {
+  }),
+  debian({
     name: 'openssl',
     why: 'private CAs and certificates for the loopback HTTPS fakes',
     commands: ['openssl'],
-    packages: { apt: ['openssl'] },
-  },
-  {
+  }),
+  debian({
     name: 'podman',
     why: 'a real container engine for the image and container tests',
     commands: ['podman'],
-    packages: { apt: ['podman'] },
-  },
-  {
+  }),
+  debian({
     name: 'runc, catatonit, iptables',
     // crun fails on these hosts: "cgroups in hybrid mode not supported".
     why: "podman's runtime (runc), its --init (catatonit) and the default bridge network's NAT (iptables)",
     commands: ['runc', 'catatonit', 'iptables'],
     usedBy: 'podman',
-    packages: { apt: ['runc', 'catatonit', 'iptables'] },
-  },
-  {
+  }),
+  debian({
     name: 'chromium',
     why: "the headless browser the console's tests drive through playwright-core (no browser download)",
     files: ['/usr/bin/chromium'],
     usedBy: 'console/test/browser.ts',
-    packages: { apt: ['chromium'] },
-  },
-  {
+  }),
+  debian({
     name: 'debootstrap',
     why: 'the Debian base image the runner images start from, since no image registry is reachable',
     commands: ['debootstrap'],
     usedBy: 'runners/base/build-base-image.sh',
-    packages: { apt: ['debootstrap'] },
-  },
-  {
+  }),
+  debian({
     name: 'kubectl',
     // Not in Debian's archive (kubernetes-client there is 1.20): this machine kind ships Google's.
     why: "the real kubectl the cluster-auth tests drive (Google's dispatcher package, on these machines from the start)",
     commands: ['kubectl'],
-    packages: { apt: ['kubectl'] },
-  },
-  {
+  }),
+  debian({
     name: 'util-linux',
     why: 'runuser (PostgreSQL as its own user), unshare (an offline cdk synth), flock (one image build at a time), setsid (a process group of its own, as the shim gives the tool)',
     commands: ['runuser', 'unshare', 'flock', 'setsid'],
-    packages: { apt: ['util-linux'] },
-  },
-  {
+  }),
+  debian({
     name: 'coreutils, bash, dash',
     why: 'the shell and the tools the tests script with (base64 and od make the wrapped dumps redaction must catch)',
     commands: ['sh', 'bash', 'sleep', 'sha1sum', 'cat', 'rm', 'id', 'true', 'base64', 'od'],
-    packages: { apt: ['coreutils', 'bash', 'dash'] },
-  },
+  }),
   {
     name: 'python3 with moto, cfn-lint, openapi-spec-validator',
     // The python3 first on PATH (pyenv's on these machines), not Debian's: moto ships with it.
