@@ -56,83 +56,90 @@ interface DiscoveryContext {
   readonly logger: Logger;
 }
 
+/** A cloud `discovery_clouds` names: its source, once this bundle's SDKs are given, or why its scope is unknown. */
+type CloudScope = { readonly unknown: string } | { readonly source: (sdks: DiscoverySdks) => VmDiscovery };
+
+const notSet = (setting: string): CloudScope => ({ unknown: `${setting} is not set` });
+
 /**
- * Each cloud `discovery_clouds` names whose scope is known, with its source
- * when this bundle carries the SDKs. EC2 lists `discovery_aws_regions`, else
- * the environment's region; GCE lists `gcp_project_id`, in
- * `discovery_gcp_zones` or every zone; Azure lists `azure_subscription_id`,
- * kept to `discovery_azure_resource_groups` if set. Credentials come from
- * each cloud's usual environment.
+ * EC2 lists `discovery_aws_regions`, else the environment's region; GCE lists
+ * `gcp_project_id`, in `discovery_gcp_zones` or every zone; Azure lists
+ * `azure_subscription_id`, kept to `discovery_azure_resource_groups` if set.
  */
-function discoveryClouds({ settings, env, logger }: DiscoveryContext): {
+function scopeOf(cloud: HostingCloud, { settings, env }: DiscoveryContext): CloudScope {
+  switch (cloud) {
+    case 'aws': {
+      const region = env.AWS_REGION || env.AWS_DEFAULT_REGION;
+      const regions = settings.discovery_aws_regions ?? (region === undefined ? [] : [region]);
+      if (regions.length === 0) return { unknown: 'no region is known; set discovery_aws_regions' };
+      return { source: (sdks) => lazy(sdks, 'aws', (m) => new m.Ec2VmDiscovery({ regions })) };
+    }
+    case 'azure': {
+      const subscription = settings.azure_subscription_id;
+      if (subscription === undefined) return notSet('azure_subscription_id');
+      const groups = settings.discovery_azure_resource_groups;
+      return {
+        source: (sdks) => lazy(sdks, 'azure', (loaded) => azureDiscovery(loaded, subscription, groups)),
+      };
+    }
+    case 'gcp': {
+      const project = settings.gcp_project_id;
+      if (project === undefined) return notSet('gcp_project_id');
+      const zones = settings.discovery_gcp_zones;
+      return {
+        source: (sdks) =>
+          lazy(
+            sdks,
+            'gcp',
+            (m) => new m.GceVmDiscovery({ project, ...(zones === undefined ? {} : { zones }) }),
+          ),
+      };
+    }
+  }
+}
+
+function azureDiscovery(
+  [
+    { ComputeManagementClient },
+    { NetworkManagementClient },
+    { AzureVmDiscovery },
+    { defaultAzureCredential },
+  ]: Awaited<ReturnType<DiscoverySdks['azure']>>,
+  subscription: string,
+  groups: readonly string[] | undefined,
+): VmDiscovery {
+  // Service principal, workload identity or managed identity from AZURE_* variables.
+  const credential: TokenCredential = {
+    getToken: async (scopes, getTokenOptions) =>
+      (await defaultAzureCredential()).getToken(scopes, getTokenOptions),
+  };
+  return new AzureVmDiscovery({
+    compute: new ComputeManagementClient(credential, subscription),
+    network: new NetworkManagementClient(credential, subscription),
+    ...(groups === undefined ? {} : { resourceGroups: groups }),
+  });
+}
+
+/**
+ * Each cloud `discovery_clouds` names whose scope is known (scopeOf), with its
+ * source when this bundle carries the SDKs. Credentials come from each cloud's
+ * usual environment.
+ */
+function discoveryClouds(context: DiscoveryContext): {
   readonly clouds: readonly HostingCloud[];
   readonly sources: readonly VmDiscovery[];
 } {
   const clouds: HostingCloud[] = [];
   const sources: VmDiscovery[] = [];
   const sdks: DiscoverySdks | undefined = discoverySdks;
-  for (const cloud of new Set(settings.discovery_clouds ?? [])) {
-    if (cloud === 'aws') {
-      const region = env.AWS_REGION || env.AWS_DEFAULT_REGION;
-      const regions = settings.discovery_aws_regions ?? (region === undefined ? [] : [region]);
-      if (regions.length === 0) {
-        logger.warn('discovery: aws is listed but no region is known; set discovery_aws_regions');
-        continue;
-      }
-      clouds.push(cloud);
-      if (sdks !== undefined) sources.push(lazy(sdks, 'aws', (m) => new m.Ec2VmDiscovery({ regions })));
+  for (const cloud of new Set(context.settings.discovery_clouds ?? [])) {
+    const scope = scopeOf(cloud, context);
+    if ('unknown' in scope) {
+      context.logger.warn(`discovery: ${cloud} is listed but ${scope.unknown}`);
+      continue;
     }
-    if (cloud === 'azure') {
-      const subscription = settings.azure_subscription_id;
-      if (subscription === undefined) {
-        logger.warn('discovery: azure is listed but azure_subscription_id is not set');
-        continue;
-      }
-      const groups = settings.discovery_azure_resource_groups;
-      clouds.push(cloud);
-      if (sdks === undefined) continue;
-      sources.push(
-        lazy(
-          sdks,
-          'azure',
-          ([
-            { ComputeManagementClient },
-            { NetworkManagementClient },
-            { AzureVmDiscovery },
-            { defaultAzureCredential },
-          ]) => {
-            // Service principal, workload identity or managed identity from AZURE_* variables.
-            const credential: TokenCredential = {
-              getToken: async (scopes, getTokenOptions) =>
-                (await defaultAzureCredential()).getToken(scopes, getTokenOptions),
-            };
-            return new AzureVmDiscovery({
-              compute: new ComputeManagementClient(credential, subscription),
-              network: new NetworkManagementClient(credential, subscription),
-              ...(groups === undefined ? {} : { resourceGroups: groups }),
-            });
-          },
-        ),
-      );
-    }
-    if (cloud === 'gcp') {
-      const project = settings.gcp_project_id;
-      if (project === undefined) {
-        logger.warn('discovery: gcp is listed but gcp_project_id is not set');
-        continue;
-      }
-      const zones = settings.discovery_gcp_zones;
-      clouds.push(cloud);
-      if (sdks !== undefined) {
-        sources.push(
-          lazy(
-            sdks,
-            'gcp',
-            (m) => new m.GceVmDiscovery({ project, ...(zones === undefined ? {} : { zones }) }),
-          ),
-        );
-      }
-    }
+    clouds.push(cloud);
+    if (sdks !== undefined) sources.push(scope.source(sdks));
   }
   return { clouds, sources };
 }
