@@ -18,47 +18,13 @@
  */
 import { spawn } from 'node:child_process';
 import { relative, sep } from 'node:path';
-import {
-  CONTAINER_WORK_DIR,
-  type ContainerTarget,
-  SHIM_EXIT,
-  SHIM_PREFIX,
-} from '../../shared/domain/shim-protocol.ts';
+import type { ContainerTarget } from '../../shared/domain/container-target.ts';
+import { CONTAINER_WORK_DIR, SHIM_EXIT, SHIM_PREFIX } from '../../shared/domain/shim-protocol.ts';
 
 /** Secret environment files, relative to the work dir. */
 export const SECRET_ENV_DIR = 'env';
 /** Writable scratch for the tool inside the container's own filesystem, gone with the container. */
 const CONTAINER_TMP = '/tmp/remote-worker';
-
-const NAME = /^[a-z0-9][a-z0-9_.-]*$/;
-
-/** `RW_CONTAINER` → target; throws a plain Error with the problem (the shim wraps it as a ShimError). */
-export function parseContainerTarget(text: string): ContainerTarget {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    throw new Error('RW_CONTAINER is not valid JSON');
-  }
-  const t = raw as Partial<ContainerTarget> | null;
-  const problems: string[] = [];
-  if (typeof t !== 'object' || t === null) throw new Error('RW_CONTAINER must be a JSON object');
-  if (typeof t.bin !== 'string' || t.bin === '') problems.push('bin must be the docker CLI');
-  if (typeof t.name !== 'string' || !NAME.test(t.name)) problems.push('name must be a container name');
-  if (typeof t.image !== 'string' || t.image === '' || t.image.startsWith('-'))
-    problems.push('image must be an image reference');
-  if (!Array.isArray(t.runArgs) || !t.runArgs.every((a) => typeof a === 'string'))
-    problems.push('runArgs must be a list of strings');
-  const mount = t.assetMount;
-  if (
-    mount !== undefined &&
-    !(typeof mount === 'object' && typeof mount.host === 'string' && typeof mount.container === 'string')
-  ) {
-    problems.push('assetMount must be { host, container }');
-  }
-  if (problems.length > 0) throw new Error(`invalid RW_CONTAINER: ${problems.join('; ')}`);
-  return t as ContainerTarget;
-}
 
 /**
  * A host path as the container sees it: under the work dir → `/ansible/…`,

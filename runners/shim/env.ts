@@ -1,5 +1,4 @@
-import type { ContainerTarget } from '../../shared/domain/shim-protocol.ts';
-import { parseContainerTarget } from './container.ts';
+import { type ContainerTarget, parseContainerTarget } from '../../shared/domain/container-target.ts';
 import { orShimError } from './errors.ts';
 
 /**

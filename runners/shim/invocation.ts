@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { CONTAINER_WORK_DIR, type ContainerTarget } from '../../shared/domain/shim-protocol.ts';
+import type { ContainerTarget } from '../../shared/domain/container-target.ts';
+import { CONTAINER_WORK_DIR } from '../../shared/domain/shim-protocol.ts';
 import type { TaskSpec } from '../../shared/domain/task-spec.ts';
 import { shellQuote, wrapperPlaybook } from '../../shared/domain/wrappers.ts';
 import { resolveAsset } from './asset.ts';

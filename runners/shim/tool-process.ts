@@ -2,7 +2,7 @@ import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import type { ContainerTarget } from '../../shared/domain/shim-protocol.ts';
+import type { ContainerTarget } from '../../shared/domain/container-target.ts';
 import type { TaskSpec } from '../../shared/domain/task-spec.ts';
 import { containerCommand, dockerRunArgs, SECRET_ENV_DIR } from './container.ts';
 import { positiveInt, redactEnvNames } from './env.ts';

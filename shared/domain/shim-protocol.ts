@@ -1,8 +1,9 @@
 /**
  * What the task shim (runners/shim) and the control plane both speak: the
  * prefix of the lines the shim writes itself, its exit codes, the exit record
- * it leaves for a supervisor, the variables a spec may not set, and the
- * container target the docker executor hands it. The shim writes these and
+ * it leaves for a supervisor, the variables a spec may not set, and where
+ * its work dir appears in a container (the container target itself:
+ * container-target.ts). The shim writes these and
  * the executors, launchers and log readers parse them, so each lives here
  * once. Pure: no I/O, no dependency outside the language.
  *
@@ -75,16 +76,3 @@ export const isShimOwnedEnv = (name: string): boolean => name.startsWith('RW_') 
 
 /** Where the shim's private work dir appears inside a task container (the seeds: "bind-mounted into /ansible/"). */
 export const CONTAINER_WORK_DIR = '/ansible';
-
-/** What the docker executor tells the shim in `RW_CONTAINER` (JSON). None of it is secret. */
-export interface ContainerTarget {
-  /** The docker CLI (a name on PATH or a path); podman works too. */
-  readonly bin: string;
-  /** Deterministic `rw-<run id>`: a second attempt collides instead of running the play twice. */
-  readonly name: string;
-  readonly image: string;
-  /** Flags before the image chosen by the executor: labels, network, limits, the asset mount, extra volumes. */
-  readonly runArgs: readonly string[];
-  /** The host directory mounted for assets and where it appears inside the container. */
-  readonly assetMount?: { readonly host: string; readonly container: string };
-}

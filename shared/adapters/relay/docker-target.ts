@@ -1,6 +1,7 @@
 import { dirname, isAbsolute, relative } from 'node:path';
+import type { ContainerTarget } from '../../domain/container-target.ts';
 import { LaunchRejectedError } from '../../domain/errors.ts';
-import { CONTAINER_WORK_DIR, type ContainerTarget } from '../../domain/shim-protocol.ts';
+import { CONTAINER_WORK_DIR } from '../../domain/shim-protocol.ts';
 import type { TaskSpec } from '../../domain/task-spec.ts';
 import type { ExecutionRequest } from '../../ports/executor.ts';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { commandLine, prepareInvocation } from '../../../runners/shim/invocation.ts';
-import type { ContainerTarget } from '../../../shared/domain/shim-protocol.ts';
+import type { ContainerTarget } from '../../../shared/domain/container-target.ts';
 import type { TaskSpec } from '../../../shared/domain/task-spec.ts';
 
 const PLAYBOOK = join(import.meta.dirname, '../../fixtures/playbooks/echo-var.yml');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { signalGroup, startTool } from '../../../runners/shim/tool-process.ts';
-import type { ContainerTarget } from '../../../shared/domain/shim-protocol.ts';
+import type { ContainerTarget } from '../../../shared/domain/container-target.ts';
 import type { TaskSpec } from '../../../shared/domain/task-spec.ts';
 import { fakeCli } from '../../support/fake-cli.ts';
 
