@@ -431,6 +431,8 @@ describe('console: performance', () => {
     await signIn(page, local.url, local.token);
     await watchLongTasks(page);
     const started = Date.now();
+    // The first page before asking for more: until it arrives the list's foot has no "Load more" button.
+    await page.getByText(/\d+ runs shown/).waitFor();
     while ((await page.getByRole('button', { name: 'Load more' }).count()) > 0) {
       await page.getByRole('button', { name: 'Load more' }).click();
       await page
