@@ -1,4 +1,5 @@
 import type { BatchSubmitted } from './api/client.ts';
+import { navigate } from './router.ts';
 
 /**
  * What a page that navigates away wants the next page to say (a batch's
@@ -13,9 +14,11 @@ export interface Flash {
 
 let pending: Flash | undefined;
 
-export const setFlash = (flash: Flash) => {
-  pending = flash;
-};
+/** After queueing a batch (or a retry of one): open its page, which then says what was queued and refused. */
+export function openQueuedBatch(submitted: BatchSubmitted): void {
+  pending = { batchId: submitted.batchId, failed: submitted.failed, queued: submitted.runs.length };
+  navigate(`/batches/${encodeURIComponent(submitted.batchId)}`);
+}
 
 export function takeFlash(batchId: string): Flash | undefined {
   if (pending?.batchId !== batchId) return undefined;

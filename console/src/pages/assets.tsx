@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks';
-import { api, asProblem, networkProblem, type Problem } from '../api/client.ts';
+import { api } from '../api/client.ts';
 import { AssetBadge } from '../components/badges.tsx';
 import { ListTable } from '../components/list-table.tsx';
 import { FieldMessage, fieldError, ProblemView } from '../components/problem.tsx';
 import { bytes } from '../format.ts';
-import { useLoad } from '../hooks.ts';
+import { useAction, useLoad } from '../hooks.ts';
 import { href } from '../router.ts';
 
 /** The API's limit on decoded content (docs/api.md: a synchronous Lambda takes at most 6 MB). */
@@ -24,9 +24,8 @@ export function AssetsPage() {
   const [file, setFile] = useState<File>();
   const [path, setPath] = useState('');
   const [overwrite, setOverwrite] = useState(false);
-  const [problem, setProblem] = useState<Problem>();
+  const { busy, problem, setProblem, request } = useAction();
   const [done, setDone] = useState<string>();
-  const [busy, setBusy] = useState(false);
 
   async function upload(e: Event) {
     e.preventDefault();
@@ -41,21 +40,18 @@ export function AssetsPage() {
         detail: `At most ${bytes(MAX_ASSET_BYTES)} through the API; copy larger packages to the bucket with the cloud's tools.`,
       });
     }
-    setBusy(true);
-    try {
-      const contentBase64 = toBase64(await file.arrayBuffer());
-      const { data, error, response } = await api.POST('/assets', {
-        body: { path: path.trim(), contentBase64, ...(overwrite ? { overwrite: true } : {}) },
-      });
-      if (data) {
+    await request(
+      async () => {
+        const contentBase64 = toBase64(await file.arrayBuffer());
+        return api.POST('/assets', {
+          body: { path: path.trim(), contentBase64, ...(overwrite ? { overwrite: true } : {}) },
+        });
+      },
+      () => {
         setDone(path.trim());
         list.reload();
-      } else setProblem(asProblem(error, response));
-    } catch (error) {
-      setProblem(networkProblem(error));
-    } finally {
-      setBusy(false);
-    }
+      },
+    );
   }
 
   return (

@@ -1,57 +1,31 @@
 import { useState } from 'preact/hooks';
-import { api, asProblem, type BatchRollup, networkProblem, type Problem, RUN_STATES } from '../api/client.ts';
+import { api, type BatchRollup, RUN_STATES } from '../api/client.ts';
 import { StateBadge } from '../components/badges.tsx';
 import { NamedList, ProblemView } from '../components/problem.tsx';
-import { type Flash, setFlash, takeFlash } from '../flash.ts';
-import { usePoll } from '../hooks.ts';
-import { href, navigate } from '../router.ts';
+import { type Flash, openQueuedBatch, takeFlash } from '../flash.ts';
+import { useAction, usePollOne } from '../hooks.ts';
+import { href } from '../router.ts';
 
 /** A batch's rollup (polled until every run has ended), what queueing it refused, and retry of the failed. */
 export function BatchPanel({ batchId }: { batchId: string }) {
   const [rollup, setRollup] = useState<BatchRollup>();
-  const [problem, setProblem] = useState<Problem>();
+  const { busy: retrying, problem, setProblem, request } = useAction();
   const [flash] = useState<Flash | undefined>(() => takeFlash(batchId));
-  const [retrying, setRetrying] = useState(false);
 
-  usePoll(
-    async (signal) => {
-      try {
-        const { data, error, response } = await api.GET('/batches/{id}', {
-          params: { path: { id: batchId } },
-          signal,
-        });
-        if (data) {
-          setRollup(data);
-          setProblem(undefined);
-          return !data.complete;
-        }
-        setProblem(asProblem(error, response));
-        return response.status !== 404;
-      } catch (error) {
-        if (!signal.aborted) setProblem(networkProblem(error));
-        return true;
-      }
+  usePollOne(
+    (signal) => api.GET('/batches/{id}', { params: { path: { id: batchId } }, signal }),
+    (data) => {
+      setRollup(data);
+      setProblem(undefined);
+      return !data.complete;
     },
+    setProblem,
     2000,
     [batchId],
   );
 
-  async function retry() {
-    setRetrying(true);
-    try {
-      const { data, error, response } = await api.POST('/batches/{id}/retry', {
-        params: { path: { id: batchId } },
-      });
-      if (data) {
-        setFlash({ batchId: data.batchId, failed: data.failed, queued: data.runs.length });
-        navigate(`/batches/${encodeURIComponent(data.batchId)}`);
-      } else setProblem(asProblem(error, response));
-    } catch (error) {
-      setProblem(networkProblem(error));
-    } finally {
-      setRetrying(false);
-    }
-  }
+  const retry = () =>
+    request(() => api.POST('/batches/{id}/retry', { params: { path: { id: batchId } } }), openQueuedBatch);
 
   return (
     <section class="card batch" aria-labelledby="batch-h">

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, asProblem, networkProblem, type Problem, type RunKind, type Target } from '../api/client.ts';
+import { api, type RunKind, type Target } from '../api/client.ts';
 import { checkExtraVars, ExtraVarsField } from '../components/extra-vars.tsx';
 import { ListTable } from '../components/list-table.tsx';
 import {
@@ -14,9 +14,8 @@ import {
 import { ProblemView } from '../components/problem.tsx';
 import { SshUserField, TimeoutField } from '../components/run-fields.tsx';
 import { type Binding, SecretBindings } from '../components/secret-bindings.tsx';
-import { setFlash } from '../flash.ts';
-import { useLoad } from '../hooks.ts';
-import { navigate } from '../router.ts';
+import { openQueuedBatch } from '../flash.ts';
+import { useAction, useLoad } from '../hooks.ts';
 
 /** docs/api.md: a batch is 1–50 targets. */
 const MAX_BATCH = 50;
@@ -46,8 +45,7 @@ export function InventoryPage() {
   const [bindings, setBindings] = useState<Binding[]>([]);
   const [sshUser, setSshUser] = useState('');
   const [timeout, setTimeoutText] = useState('');
-  const [problem, setProblem] = useState<Problem>();
-  const [busy, setBusy] = useState(false);
+  const { busy, problem, setProblem, request } = useAction();
 
   const targets = list.data?.targets ?? [];
   const byId = new Map(targets.map((t) => [t.id, t]));
@@ -96,27 +94,21 @@ export function InventoryPage() {
         detail: !vars.ok ? vars.message : asset === '' ? 'Pick an asset.' : 'These rows cannot be run.',
       });
     }
-    setBusy(true);
-    try {
-      const { data, error, response } = await api.POST('/batches', {
-        body: {
-          kind: chosenKind,
-          asset,
-          targetIds: [...selected],
-          ...(Object.keys(vars.value).length > 0 ? { extraVars: vars.value } : {}),
-          ...(bindings.length > 0 ? { secrets: bindings } : {}),
-          ...(sshUser.trim() && chosenKind === 'vm' ? { sshUser: sshUser.trim() } : {}),
-          ...(timeout ? { timeoutSeconds: Number(timeout) } : {}),
-        },
-      });
-      if (!data) return setProblem(asProblem(error, response));
-      setFlash({ batchId: data.batchId, failed: data.failed, queued: data.runs.length });
-      navigate(`/batches/${encodeURIComponent(data.batchId)}`);
-    } catch (error) {
-      setProblem(networkProblem(error));
-    } finally {
-      setBusy(false);
-    }
+    await request(
+      () =>
+        api.POST('/batches', {
+          body: {
+            kind: chosenKind,
+            asset,
+            targetIds: [...selected],
+            ...(Object.keys(vars.value).length > 0 ? { extraVars: vars.value } : {}),
+            ...(bindings.length > 0 ? { secrets: bindings } : {}),
+            ...(sshUser.trim() && chosenKind === 'vm' ? { sshUser: sshUser.trim() } : {}),
+            ...(timeout ? { timeoutSeconds: Number(timeout) } : {}),
+          },
+        }),
+      openQueuedBatch,
+    );
   }
 
   return (

@@ -1,20 +1,11 @@
 import { useRef, useState } from 'preact/hooks';
-import {
-  api,
-  asProblem,
-  networkProblem,
-  type Problem,
-  RUN_KINDS,
-  type Run,
-  type RunKind,
-  type SubmitRunRequest,
-} from '../api/client.ts';
+import { api, RUN_KINDS, type Run, type RunKind, type SubmitRunRequest } from '../api/client.ts';
 import { checkExtraVars, ExtraVarsField } from '../components/extra-vars.tsx';
 import { AssetPicker, TARGET_KIND_FOR, TargetPicker, ValueOptions, whyNot } from '../components/pickers.tsx';
 import { FieldMessage, fieldError, ProblemView } from '../components/problem.tsx';
 import { SshUserField, TimeoutField } from '../components/run-fields.tsx';
 import { type Binding, SecretBindings } from '../components/secret-bindings.tsx';
-import { useLoad } from '../hooks.ts';
+import { useAction, useLoad } from '../hooks.ts';
 import { href, navigate } from '../router.ts';
 
 type Operation = NonNullable<SubmitRunRequest['operation']>;
@@ -63,9 +54,8 @@ export function NewRunPage({ query }: { query: URLSearchParams }) {
   const [timeout, setTimeoutText] = useState('');
   const [action, setAction] = useState<Operation['action']>('apply');
   const [opFields, setOpFields] = useState<Record<string, string>>({});
-  const [problem, setProblem] = useState<Problem>();
+  const { busy, problem, setProblem, request } = useAction();
   const [refused, setRefused] = useState<Run>();
-  const [busy, setBusy] = useState(false);
   // One key per distinct body: a double submit is one run, an edited body is a new request.
   const idempotency = useRef<{ body: string; key: string }>();
 
@@ -109,20 +99,12 @@ export function NewRunPage({ query }: { query: URLSearchParams }) {
     };
     const text = JSON.stringify(body);
     if (idempotency.current?.body !== text) idempotency.current = { body: text, key: crypto.randomUUID() };
-    setBusy(true);
-    try {
-      const { data, error, response } = await api.POST('/runs', {
-        body,
-        headers: { 'idempotency-key': idempotency.current.key },
-      });
-      if (!data) setProblem(asProblem(error, response));
-      else if (data.state === 'refused') setRefused(data);
-      else navigate(`/runs/${encodeURIComponent(data.id)}`);
-    } catch (error) {
-      setProblem(networkProblem(error));
-    } finally {
-      setBusy(false);
-    }
+    const key = idempotency.current.key;
+    await request(
+      () => api.POST('/runs', { body, headers: { 'idempotency-key': key } }),
+      (data) =>
+        data.state === 'refused' ? setRefused(data) : navigate(`/runs/${encodeURIComponent(data.id)}`),
+    );
   }
 
   const err = (path: string) => fieldError(problem, path);

@@ -1,11 +1,11 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { api, asProblem, networkProblem, type Problem, type Run, TERMINAL_STATES } from '../api/client.ts';
+import { api, type Run, TERMINAL_STATES } from '../api/client.ts';
 import { StateBadge } from '../components/badges.tsx';
 import { LogView } from '../components/log-view.tsx';
 import { ProblemView } from '../components/problem.tsx';
 import { duration, when } from '../format.ts';
-import { usePoll } from '../hooks.ts';
+import { useAction, usePollOne } from '../hooks.ts';
 import { DEFAULT_MASK } from '../mask.ts';
 import { href } from '../router.ts';
 
@@ -44,40 +44,22 @@ function ExtraVars({ vars }: { vars: Run['extraVars'] }) {
 
 export function RunDetailPage({ id }: { id: string }) {
   const [run, setRun] = useState<Run>();
-  const [problem, setProblem] = useState<Problem>();
-  const [cancelling, setCancelling] = useState(false);
+  const { busy: cancelling, problem, setProblem, request } = useAction();
 
-  usePoll(
-    async (signal) => {
-      try {
-        const { data, error, response } = await api.GET('/runs/{id}', { params: { path: { id } }, signal });
-        if (data) {
-          setRun(data);
-          return !TERMINAL_STATES.has(data.state);
-        }
-        setProblem(asProblem(error, response));
-        return response.status !== 404;
-      } catch (error) {
-        if (!signal.aborted) setProblem(networkProblem(error));
-        return true;
-      }
+  usePollOne(
+    (signal) => api.GET('/runs/{id}', { params: { path: { id } }, signal }),
+    (data) => {
+      setRun(data);
+      return !TERMINAL_STATES.has(data.state);
     },
+    setProblem,
     1500,
     [id],
   );
 
-  async function cancel() {
-    setCancelling(true);
+  function cancel() {
     setProblem(undefined);
-    try {
-      const { data, error, response } = await api.POST('/runs/{id}/cancel', { params: { path: { id } } });
-      if (data) setRun(data);
-      else setProblem(asProblem(error, response));
-    } catch (error) {
-      setProblem(networkProblem(error));
-    } finally {
-      setCancelling(false);
-    }
+    return request(() => api.POST('/runs/{id}/cancel', { params: { path: { id } } }), setRun);
   }
 
   if (!run) {

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
-import { api, networkProblem, type Problem, session } from '../api/client.ts';
+import { api, type Problem, session } from '../api/client.ts';
 import { ProblemView } from '../components/problem.tsx';
 import type { OidcConfig } from '../config.ts';
+import { useAction } from '../hooks.ts';
 import { startSignIn } from '../oidc.ts';
 
 /**
@@ -64,14 +65,12 @@ export function SignIn({ reason, oidc }: { reason?: string; oidc?: OidcConfig })
  */
 function TokenSignIn({ reason }: { reason?: string }) {
   const [token, setToken] = useState('');
-  const [problem, setProblem] = useState<Problem>();
-  const [busy, setBusy] = useState(false);
+  const { busy, problem, setProblem, run } = useAction();
 
   async function submit(e: Event) {
     e.preventDefault();
-    setBusy(true);
     setProblem(undefined);
-    try {
+    await run(async () => {
       const { response } = await api.GET('/targets', {
         headers: { authorization: `Bearer ${token.trim()}` },
       });
@@ -84,11 +83,7 @@ function TokenSignIn({ reason }: { reason?: string }) {
           detail:
             response.status === 401 ? 'The API refused this token.' : `The API answered ${response.status}.`,
         });
-    } catch (error) {
-      setProblem(networkProblem(error));
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   return (

@@ -1,10 +1,10 @@
 import { useState } from 'preact/hooks';
-import { api, asProblem, networkProblem, type Problem, type Target, type TargetBody } from '../api/client.ts';
+import { api, asProblem, type Target, type TargetBody } from '../api/client.ts';
 import { Field } from '../components/field.tsx';
 import { ListTable } from '../components/list-table.tsx';
 import { CLOUD_LABEL, CloudOptions, describeTarget, TargetKindOptions } from '../components/pickers.tsx';
 import { fieldError, ProblemView } from '../components/problem.tsx';
-import { useLoad } from '../hooks.ts';
+import { useAction, useLoad } from '../hooks.ts';
 
 type Kind = Target['kind'];
 type Draft = Record<string, string>;
@@ -76,7 +76,7 @@ export function TargetsPage() {
   const list = useLoad(() => api.GET('/targets'));
   const [draft, setDraft] = useState<Draft>({ kind: 'vm', cloud: 'local', connection: 'ssh' });
   const [editing, setEditing] = useState<Target>();
-  const [problem, setProblem] = useState<Problem>();
+  const { problem, setProblem, request, run } = useAction();
   const [saved, setSaved] = useState<string>();
   const [confirming, setConfirming] = useState<string>();
 
@@ -89,34 +89,29 @@ export function TargetsPage() {
     setProblem(undefined);
     setSaved(undefined);
     const id = (draft.id ?? '').trim();
-    try {
-      const { data, error, response } = await api.PUT('/targets/{id}', {
-        params: { path: { id } },
-        body: bodyOf(draft, editing),
-      });
-      if (!data) return setProblem(asProblem(error, response));
-      setSaved(`${response.status === 201 ? 'Registered' : 'Saved'} ${data.id}`);
-      setEditing(undefined);
-      setDraft({ kind: 'vm', cloud: 'local', connection: 'ssh' });
-      list.reload();
-    } catch (error) {
-      setProblem(networkProblem(error));
-    }
+    await request(
+      () => api.PUT('/targets/{id}', { params: { path: { id } }, body: bodyOf(draft, editing) }),
+      (data, response) => {
+        setSaved(`${response.status === 201 ? 'Registered' : 'Saved'} ${data.id}`);
+        setEditing(undefined);
+        setDraft({ kind: 'vm', cloud: 'local', connection: 'ssh' });
+        list.reload();
+      },
+    );
   }
 
   async function remove(id: string) {
     setConfirming(undefined);
     setProblem(undefined);
-    try {
+    // Not `request`: a deletion answers 204 with no data.
+    await run(async () => {
       const { error, response } = await api.DELETE('/targets/{id}', { params: { path: { id } } });
       if (!response.ok) setProblem(asProblem(error, response));
       else {
         setSaved(`Deleted ${id}`);
         list.reload();
       }
-    } catch (error) {
-      setProblem(networkProblem(error));
-    }
+    });
   }
 
   return (
