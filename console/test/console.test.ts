@@ -484,6 +484,14 @@ describe('console: performance', () => {
     }
     const loadedMs = Date.now() - started;
     await expect.poll(() => page.locator('table.runs tbody tr').count()).toBeGreaterThanOrEqual(1000);
+    // Fixed layout: each column but Asset keeps its width (in rem), whatever its rows hold.
+    const rem = await page.evaluate(() =>
+      Number.parseFloat(getComputedStyle(document.documentElement).fontSize),
+    );
+    const widths = await page
+      .locator('table.runs thead th')
+      .evaluateAll((ths) => ths.map((th) => th.getBoundingClientRect().width));
+    expect(widths.map((w) => Math.round(w / rem))).toEqual([17, 7, 8, 9, expect.any(Number), 11, 6]);
     // A refresh of the first page merges into 1,000 rows: typing in a filter must not lag behind it.
     const typed = Date.now();
     await page.getByLabel('Batch id').pressSequentially('abcdefgh');

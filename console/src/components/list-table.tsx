@@ -1,8 +1,15 @@
 import type { ComponentChildren } from 'preact';
 import { ScrollRegion } from './scroll-region.tsx';
 
-/** A column heading; `{ hidden }` names a column of controls for screen readers only. */
-export type Column = string | { readonly hidden: string };
+/**
+ * A column heading; `{ hidden }` names a column of controls for screen readers
+ * only; `{ label, width }` gives a column of a fixed-layout table its width
+ * (set through the DOM, which the console's `style-src 'self'` allows).
+ */
+export type Column =
+  | string
+  | { readonly hidden: string }
+  | { readonly label: string; readonly width: string };
 
 /**
  * A list page's table in its scrolling region: one heading row of
@@ -32,9 +39,13 @@ export function ListTable({
                 <th key={c} scope="col">
                   {c}
                 </th>
-              ) : (
+              ) : 'hidden' in c ? (
                 <th key={c.hidden} scope="col">
                   <span class="visually-hidden">{c.hidden}</span>
+                </th>
+              ) : (
+                <th key={c.label} scope="col" style={{ width: c.width }}>
+                  {c.label}
                 </th>
               ),
             )}

@@ -12,7 +12,7 @@ import {
   type RunState,
 } from '../api/client.ts';
 import { StateBadge } from '../components/badges.tsx';
-import { ListTable } from '../components/list-table.tsx';
+import { type Column, ListTable } from '../components/list-table.tsx';
 import { FilterSelect, ValueOptions } from '../components/pickers.tsx';
 import { ProblemView } from '../components/problem.tsx';
 import { duration, when } from '../format.ts';
@@ -23,6 +23,17 @@ import { BatchPanel } from './batch.tsx';
 const PAGE = 100;
 /** With a kind filter (applied here: the API filters by state and batch only), scan at most this many pages per click. */
 const MAX_SCAN_PAGES = 10;
+
+/** The runs table's columns: its layout is fixed (styles/tables.css), so each but Asset, which takes the rest, has a width. */
+const RUN_COLUMNS: readonly Column[] = [
+  { label: 'Run', width: '17rem' },
+  { label: 'State', width: '7rem' },
+  { label: 'Kind', width: '8rem' },
+  { label: 'Target', width: '9rem' },
+  'Asset',
+  { label: 'Created', width: '11rem' },
+  { label: 'Run time', width: '6rem' },
+];
 
 interface Filters {
   readonly state?: RunState;
@@ -126,11 +137,7 @@ export function RunsPage({ query, batch }: { query: URLSearchParams; batch?: str
       {filters.batchId && <BatchPanel batchId={filters.batchId} />}
       <FilterForm key={key} filters={filters} onApply={applyFilters} />
       {problem && <ProblemView problem={problem} />}
-      <ListTable
-        label="Runs table"
-        class="runs"
-        columns={['Run', 'State', 'Kind', 'Target', 'Asset', 'Created', 'Run time']}
-      >
+      <ListTable label="Runs table" class="runs" columns={RUN_COLUMNS}>
         {shown.runs.map((run) => (
           <RunRow key={run.id} run={run} />
         ))}
