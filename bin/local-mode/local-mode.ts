@@ -135,7 +135,8 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     deadLetter: dispatchDlq,
     clock,
     // The submit has nothing left to do but wait for its fsync (group-commit.ts): the dispatcher's receive goes
-    // on at once, within the submit's turn, rather than a turn of the event loop later.
+    // on at once, within the submit's turn, so its steps and the relay's claim are committed before that fsync
+    // begins, and it covers them.
     wakeAtOnce: true,
   });
   const relayDlq = new SqliteWorkQueue({ db, name: 'relay-dlq', visibilityTimeoutSeconds: 30, clock });
