@@ -134,6 +134,10 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     maxReceiveCount: settings.dispatch_max_receive_count,
     deadLetter: dispatchDlq,
     clock,
+    // The submit has nothing left to do but wait for its fsync (group-commit.ts): the dispatcher's receive goes
+    // on at once, within the submit's turn, so its steps and the relay's claim are committed before that fsync
+    // begins, and it covers them.
+    wakeAtOnce: true,
   });
   const relayDlq = new SqliteWorkQueue({ db, name: 'relay-dlq', visibilityTimeoutSeconds: 30, clock });
   const relayQueue = new SqliteWorkQueue({
@@ -146,6 +150,10 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
     // Sent by the dispatcher between a local run's claim and its "launched", which the relay's durable claim
     // follows before anything starts: lost to a power cut with those, it is sent again (sqlite/durability.ts).
     fsyncSends: false,
+    // The dispatcher's send is its last step the relay needs (the relay claims from the version the message
+    // carries, with or without the dispatcher's "launched" write: shared/domain/relay-claim.ts), so the relay's
+    // receive and claim go ahead of that write and the dispatch message's acknowledgement, within the turn.
+    wakeAtOnce: true,
   });
   // Local mode is the only consumer of these queues: nothing is in flight across a restart.
   for (const q of [dispatchQueue, dispatchDlq, relayQueue, relayDlq]) q.releaseInFlight();

@@ -89,6 +89,26 @@ describe('durableWrite (a group commit off the event loop)', () => {
     expect(resolvedAt.every((d) => d >= 0)).toBe(true);
   });
 
+  it('begins the fsync once the turn is over, so writes its promise callbacks make share it', async () => {
+    open();
+    const before = syncs.length;
+
+    // A commit, then two more set off by it through promises alone (local mode's submit → dispatcher → relay).
+    const first = durableWrite(db, insert('turn-1'));
+    const hops = Promise.resolve().then(() => Promise.resolve());
+    const second = hops.then(() => durableWrite(db, insert('turn-2')));
+    const third = hops.then(() => Promise.resolve()).then(() => durableWrite(db, insert('turn-3')));
+    await Promise.all([first, second, third]);
+    const inOneTurn = syncs.slice(before);
+    // The next turn's write needs an fsync of its own.
+    await new Promise((resolve) => setImmediate(resolve));
+    await durableWrite(db, insert('next-turn'));
+
+    expect(inOneTurn.length).toBe(1);
+    expect(inOneTurn[0]?.begunAfter).toBe(commits - 1);
+    expect(syncs.length - before).toBe(2);
+  });
+
   it('rolls back a write that throws, rejects it alone, and commits the next', async () => {
     open();
     await durableWrite(db, insert('dup'));

@@ -323,6 +323,27 @@ describe('SqliteWorkQueue', () => {
     expect(deadLetter.depth().visible).toBe(1);
   });
 
+  it.each([
+    { wakeAtOnce: true, inTurn: ['m'] },
+    { wakeAtOnce: false, inTurn: undefined },
+  ])(
+    'with wakeAtOnce $wakeAtOnce, hands a send to a long poll within the sender’s turn: $inTurn',
+    async ({ wakeAtOnce, inTurn }) => {
+      const queue = new SqliteWorkQueue({ db, name: 'q', visibilityTimeoutSeconds: 30, clock, wakeAtOnce });
+      let received: string[] | undefined;
+      const polling = queue.receive({ max: 1, waitSeconds: 5 }).then((m) => {
+        received = m.map((message) => message.body);
+      });
+
+      await queue.send('m');
+      for (let i = 0; i < 20; i++) await Promise.resolve(); // the rest of the sender's work: microtasks only
+
+      expect(received).toEqual(inTurn);
+      await polling;
+      expect(received).toEqual(['m']);
+    },
+  );
+
   it('wakes a long poll on another connection to the same file', async () => {
     const path = tempDbPath();
     const a = openDatabase(path);

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +12,22 @@ import { newRun, requestCancel, transition } from '../../shared/domain/run.ts';
 import { type CommitCounter, commitCounter } from '../support/commit-counter.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
+
+/* WAL fsyncs counted as they begin: node:fs's fdatasync is wrapped (and still called), as in sqlite-group-commit.test.ts. */
+const fs = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
+const realFdatasync = fs.fdatasync;
+let fsyncs = 0;
+beforeAll(() => {
+  fs.fdatasync = ((fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
+    fsyncs += 1;
+    realFdatasync(fd, callback);
+  }) as typeof fs.fdatasync;
+  syncBuiltinESMExports();
+});
+afterAll(() => {
+  fs.fdatasync = realFdatasync;
+  syncBuiltinESMExports();
+});
 const TARGET = { kind: 'vm', cloud: 'local', name: 'localhost', address: '127.0.0.1', connection: 'local' };
 
 /**
@@ -23,12 +40,16 @@ describe('local mode: durable SQLite commits per run', () => {
   let counter: CommitCounter;
   let dataDir: string;
   const startedAt = new Map<string, number>();
+  const fsyncsAtStart = new Map<string, number>();
   const headers = { authorization: 'Bearer commits', 'content-type': 'application/json' };
 
   beforeAll(async () => {
     counter = commitCounter();
     dataDir = mkdtempSync(join(tmpdir(), 'rw-commits-'));
-    const executor = noopExecutor((runId) => startedAt.set(runId, counter.counts().durable));
+    const executor = noopExecutor((runId) => {
+      startedAt.set(runId, counter.counts().durable);
+      fsyncsAtStart.set(runId, fsyncs);
+    });
     local = await startLocalMode({
       cwd: REPO,
       executor,
@@ -77,7 +98,7 @@ describe('local mode: durable SQLite commits per run', () => {
     const { id, submitCommits } = await submitOne();
     await waitStarted(id);
 
-    // The dispatcher is only woken after the submit's turn: whatever it commits comes after this one.
+    // The dispatcher is woken by this commit: whatever it commits comes after this one.
     expect(submitCommits[0]).toEqual(['INSERT INTO runs', 'INSERT INTO messages']);
   });
 
@@ -107,6 +128,26 @@ describe('local mode: durable SQLite commits per run', () => {
       ]);
     }
   });
+  it("makes one WAL fsync from the POST to the executor start: the submit's, which the relay claim shares", async () => {
+    // The dispatcher and the relay are woken at once and commit in the submit's turn; the fsync begins after it.
+    for (let i = 0; i < 3; i++) {
+      const before = fsyncs;
+      const { id } = await submitOne();
+      await waitStarted(id);
+      expect((fsyncsAtStart.get(id) ?? Number.NaN) - before).toBe(1);
+      await waitSucceeded(id); // its terminal write's fsync, before the next run's POST
+    }
+  });
+
+  async function waitSucceeded(id: string): Promise<void> {
+    for (let i = 0; i < 400; i++) {
+      const res = await fetch(`${local.url}/runs/${id}`, { headers });
+      if (((await res.json()) as { state: string }).state === 'succeeded') return;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    throw new Error(`run ${id} did not succeed`);
+  }
+
   it('makes three durable commits over a whole run: the submit, the relay claim and the terminal write', async () => {
     // The relay's `running` and the log lines commit without an fsync; the terminal write fsyncs them with it.
     const { id, before } = await submitOne();

@@ -11,6 +11,15 @@ import { type SqliteDatabase, withoutFsync } from './database.ts';
  * the next (a group commit), and the event loop serves other requests
  * meanwhile instead of blocking in SQLite's own fsync.
  *
+ * The fsync begins once the turn of the event loop that committed has run
+ * its course (on `setImmediate`), not at the commit: work the commit set off
+ * in this process commits in that turn too and shares the fsync. In local
+ * mode that is the submit's chain — the dispatcher, woken at once by the
+ * run's message, and the relay, woken at once by the dispatcher's
+ * (SqliteWorkQueue `wakeAtOnce`), run on promises alone up to the relay's
+ * durable claim — so one fsync, not two in a row, stands between a POST and
+ * its task's start. The 202 waits for that same fsync.
+ *
  * The durable point is the promise: nothing that tells the world about the
  * write (a 202, a task's start, an answered cancel) may happen before it
  * resolves — the same rule as SQLite's own `synchronous = FULL` commit. What
@@ -76,6 +85,8 @@ interface Wal {
   /** The newest commit an fsync under way (or done) began after. */
   coveredBySyncs: number;
   inFlight: number;
+  /** An fsync is due at the end of this turn (scheduleSync). */
+  scheduled: boolean;
   waiters: Waiter[];
 }
 
@@ -115,6 +126,7 @@ function walOf(db: SqliteDatabase): Wal | undefined {
     synced: 0,
     coveredBySyncs: 0,
     inFlight: 0,
+    scheduled: false,
     waiters: [],
   };
   wals.set(db, wal);
@@ -137,15 +149,25 @@ function commitOnce<T>(wal: Wal, db: SqliteDatabase, write: () => T): T {
 function syncedUpTo(wal: Wal, upTo: number): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     wal.waiters.push({ upTo, resolve, reject });
+    scheduleSync(wal);
+  });
+}
+
+/** startSync at the end of this turn, once, whatever the number of commits made in it. */
+function scheduleSync(wal: Wal): void {
+  if (wal.scheduled) return;
+  wal.scheduled = true;
+  setImmediate(() => {
+    wal.scheduled = false;
     startSync(wal);
   });
 }
 
 /**
  * At most two fsyncs at a time. A commit that an fsync under way does not
- * cover (it began before the commit) starts the second at once rather than
- * waiting for the first to end — the submit's fsync and the relay claim's
- * overlap —, and the commits made while both run share the next one.
+ * cover (it began before the commit) starts the second at the end of its
+ * turn rather than waiting for the first to end, and the commits made while
+ * both run share the next one.
  */
 const MAX_IN_FLIGHT = 2;
 
@@ -169,6 +191,7 @@ function startSync(wal: Wal): void {
       );
       for (const w of done) w.reject(failed);
     }
-    startSync(wal);
+    // Commits this fsync does not cover; the writers just answered may add to them in this turn.
+    if (wal.waiters.length > 0) scheduleSync(wal);
   });
 }

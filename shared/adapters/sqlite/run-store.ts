@@ -164,9 +164,10 @@ export class SqliteRunStore implements RunStore {
       wake = queue.sendWithin(this.#db, message.body);
       return { run, created: true, enqueued: true };
     });
-    // Committed, not yet fsynced: the dispatcher may start while the fsync runs. It tells nobody outside the
-    // process before a durable write of its own, whose fsync covers this commit too (the WAL is written in
-    // order: durability.ts); the 202 still waits for this one's fsync.
+    // Committed, not yet fsynced: the dispatcher may run before the fsync (local mode wakes it at once, and the
+    // fsync begins after this turn: group-commit.ts). It tells nobody outside the process before a durable
+    // write of its own, whose fsync covers this commit too (the WAL is written in order: durability.ts); the
+    // 202 still waits for this one's fsync.
     wake?.();
     return durable;
   }

@@ -31,15 +31,19 @@ interface MessageRow {
 const waiters = new Map<string, Set<() => void>>();
 
 /**
- * Wake the key's waiters on the next turn of the event loop, not now: a
- * sender still has work of its own to finish first (the API its 202), and a
- * woken consumer would otherwise run its receive and dispatch ahead of it.
+ * Wake the key's waiters on the next turn of the event loop (a sender may
+ * have work of its own to finish first, and a woken consumer would
+ * otherwise run its receive ahead of it), or at once: a wake-up only
+ * settles the waiter's promise, so its receive then goes on among the
+ * sender's own promise callbacks, within the sender's turn.
  */
-function notify(key: string): void {
+function notify(key: string, atOnce: boolean): void {
   if (!waiters.has(key)) return;
-  setImmediate(() => {
+  const wakeAll = () => {
     for (const wake of waiters.get(key) ?? []) wake();
-  });
+  };
+  if (atOnce) wakeAll();
+  else setImmediate(wakeAll);
 }
 
 function sleepUntilNotified(key: string, ms: number): Promise<void> {
@@ -77,6 +81,16 @@ export interface SqliteWorkQueueOptions {
    * Default true.
    */
   readonly fsyncSends?: boolean;
+  /**
+   * True: a message made visible (a send, a release, a dead-letter move) wakes
+   * a waiting consumer at once — its receive goes on among the sender's
+   * promise callbacks — instead of on the next turn of the event loop, for a
+   * queue whose sender has nothing left to do that must come first. Local
+   * mode's queues: their consumers then commit within the sender's turn,
+   * ahead of the fsync that turn's durable writes wait for (group-commit.ts).
+   * Default false.
+   */
+  readonly wakeAtOnce?: boolean;
 }
 
 /**
@@ -105,6 +119,7 @@ export class SqliteWorkQueue implements WorkQueue {
   readonly #redrive: { readonly maxReceiveCount: number; readonly deadLetter: SqliteWorkQueue } | undefined;
   readonly #wakeKey: string;
   readonly #fsyncSends: boolean;
+  readonly #wakeAtOnce: boolean;
 
   readonly #insert;
   readonly #candidates;
@@ -140,6 +155,7 @@ export class SqliteWorkQueue implements WorkQueue {
     this.#visibilityTimeoutSeconds = visibilityTimeoutSeconds;
     this.#wakeKey = `${db.name}\0${name}`;
     this.#fsyncSends = options.fsyncSends ?? true;
+    this.#wakeAtOnce = options.wakeAtOnce ?? false;
 
     this.#insert = db.prepare<[string, string, string, string, number]>(
       'INSERT INTO messages (id, queue, body, sent_at, visible_at_ms) VALUES (?, ?, ?, ?, ?)',
@@ -191,7 +207,7 @@ export class SqliteWorkQueue implements WorkQueue {
       this.#insert.run(id, this.name, body, this.#clock.now(), this.#clock.nowMs() + delaySeconds * 1000);
     if (this.#fsyncSends) insert();
     else commitWithoutFsync(this.#db, insert);
-    if (delaySeconds === 0) notify(this.#wakeKey);
+    if (delaySeconds === 0) this.#notify();
     return id;
   }
 
@@ -204,7 +220,7 @@ export class SqliteWorkQueue implements WorkQueue {
         for (const body of bodies) this.#insert.run(randomUUID(), this.name, body, sentAt, visibleAt);
       })
       .immediate();
-    notify(this.#wakeKey);
+    this.#notify();
   }
 
   async receive(options: ReceiveOptions): Promise<readonly QueueMessage[]> {
@@ -239,7 +255,7 @@ export class SqliteWorkQueue implements WorkQueue {
     if (!db.inTransaction) throw invalid('db', 'must have a transaction open');
     checkBody(body, 'body');
     this.#insert.run(randomUUID(), this.name, body, this.#clock.now(), this.#clock.nowMs());
-    return () => notify(this.#wakeKey);
+    return () => this.#notify();
   }
 
   /**
@@ -258,7 +274,7 @@ export class SqliteWorkQueue implements WorkQueue {
       this.#db,
       () => this.#setVisibility.run(visibleAtMs, this.name, receiptHandle).changes,
     );
-    if (changed > 0 && timeoutSeconds === 0) notify(this.#wakeKey);
+    if (changed > 0 && timeoutSeconds === 0) this.#notify();
   }
 
   /**
@@ -270,7 +286,7 @@ export class SqliteWorkQueue implements WorkQueue {
   releaseInFlight(): number {
     const now = this.#clock.nowMs();
     const released = this.#release.run(this.name, now).changes;
-    if (released > 0) notify(this.#wakeKey);
+    if (released > 0) this.#notify();
     return released;
   }
 
@@ -279,6 +295,10 @@ export class SqliteWorkQueue implements WorkQueue {
     const now = this.#clock.nowMs();
     const row = this.#depth.get(now, now, now, this.name);
     return row ?? { visible: 0, inFlight: 0, delayed: 0 };
+  }
+
+  #notify(): void {
+    notify(this.#wakeKey, this.#wakeAtOnce);
   }
 
   /**
@@ -318,7 +338,7 @@ export class SqliteWorkQueue implements WorkQueue {
         movedAny ||= moved > 0;
         if (moved === 0 || out.length >= max) break;
       }
-      if (movedAny && this.#redrive !== undefined) notify(this.#redrive.deadLetter.#wakeKey);
+      if (movedAny && this.#redrive !== undefined) this.#redrive.deadLetter.#notify();
       return out;
     });
   }
