@@ -11,6 +11,7 @@ import { ValidationError } from './errors.ts';
  * const next = encodeIdCursor(lastRun.id); // run list: `id < after` resumes
  * const after = decodeIdCursor(next);
  * const seq = decodeSeqCursor(encodeSeqCursor(41)); // log pages: 41
+ * const position = decodeJsonCursor(encodeJsonCursor({ n: 41 })); // a log reader's: { n: 41 }
  */
 const encode = (text: string): string => Buffer.from(text, 'utf8').toString('base64url');
 
@@ -41,6 +42,9 @@ export function decodeJsonCursor(cursor: string): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidCursor();
   return value as Record<string, unknown>;
 }
+
+/** A log reader's position as a cursor: its JSON, base64url-encoded ({@link decodeJsonCursor} reads it back). */
+export const encodeJsonCursor = (position: object): string => encode(JSON.stringify(position));
 
 /** A run id as a cursor (the last run of a page). */
 export const encodeIdCursor = (lastId: string): string => encode(lastId);

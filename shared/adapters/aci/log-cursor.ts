@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { decodeJsonCursor, invalidCursor } from '../../domain/cursor.ts';
+import { decodeJsonCursor, encodeJsonCursor, invalidCursor } from '../../domain/cursor.ts';
 import type { LogLine, LogLineInput, LogPage, LogStream } from '../../ports/log-store.ts';
 
 /**
@@ -134,9 +134,7 @@ const anchorOf = (source: readonly SourceLine[], index: number): string | undefi
   return hashes.length === 0 ? undefined : hashes.join('.');
 };
 
-function encodeCursor(position: Position): string {
-  return Buffer.from(JSON.stringify(position), 'utf8').toString('base64url');
-}
+const encodeCursor = (position: Position): string => encodeJsonCursor(position);
 
 const COUNT = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 

@@ -1,3 +1,4 @@
+import { decodeJsonCursor, encodeJsonCursor } from '../../domain/cursor.ts';
 import { ValidationError } from '../../domain/errors.ts';
 import { shimLineStream } from '../../domain/shim-protocol.ts';
 import type { LogLine, LogPage, LogStream } from '../../ports/log-store.ts';
@@ -195,13 +196,11 @@ function textOf(e: LogEntry): string {
     : JSON.stringify(json);
 }
 
-function encodeCursor(position: Position): string {
-  return Buffer.from(JSON.stringify(position), 'utf8').toString('base64url');
-}
+const encodeCursor = (position: Position): string => encodeJsonCursor(position);
 
 function decodeCursor(cursor: string): Position {
   try {
-    const p = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<Position>;
+    const p = decodeJsonCursor(cursor) as Partial<Position>;
     const ok =
       typeof p.n === 'number' &&
       Number.isSafeInteger(p.n) &&

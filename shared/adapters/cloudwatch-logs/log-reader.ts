@@ -3,7 +3,7 @@ import {
   GetLogEventsCommand,
   type GetLogEventsCommandOutput,
 } from '@aws-sdk/client-cloudwatch-logs';
-import { decodeJsonCursor, invalidCursor } from '../../domain/cursor.ts';
+import { decodeJsonCursor, encodeJsonCursor, invalidCursor } from '../../domain/cursor.ts';
 import { ValidationError } from '../../domain/errors.ts';
 import { once } from '../../lib/once.ts';
 import { type LogLine, type LogPage, type LogReader, logPageSize } from '../../ports/log-store.ts';
@@ -143,9 +143,7 @@ export class CloudWatchLogReader implements LogReader {
   }
 }
 
-function encodeCursor(position: Position): string {
-  return Buffer.from(JSON.stringify(position), 'utf8').toString('base64url');
-}
+const encodeCursor = (position: Position): string => encodeJsonCursor(position);
 
 const isShortText = (value: unknown): value is string =>
   typeof value === 'string' && value.length > 0 && value.length <= 1024;

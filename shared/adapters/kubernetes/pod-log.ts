@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { encodeJsonCursor } from '../../domain/cursor.ts';
 import { ValidationError } from '../../domain/errors.ts';
 import { shimLineStream } from '../../domain/shim-protocol.ts';
 import type { LogStream } from '../../ports/log-store.ts';
@@ -173,7 +174,7 @@ export function encodeLogCursor(cursor: KubernetesLogCursor): string {
     cursor.kind === 'archive'
       ? { z: cursor.cursor }
       : { a: cursor.attempt, n: cursor.position.n, t: cursor.position.t, k: cursor.position.k };
-  return Buffer.from(JSON.stringify(json), 'utf8').toString('base64url');
+  return encodeJsonCursor(json);
 }
 
 export function decodeLogCursor(cursor: string): KubernetesLogCursor {
