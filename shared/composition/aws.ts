@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ECSClient } from '@aws-sdk/client-ecs';
-import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { CloudWatchLogReader } from '../adapters/cloudwatch-logs/log-reader.ts';
@@ -31,6 +30,7 @@ import { lambdaLogger } from './lambda/logger.ts';
 import { accountOfQueueUrl, buildLaunchGate } from './launch-budget.ts';
 import { buildCloudLaunchers, lazyClusterAuth } from './launchers.ts';
 import { lazyClient } from './lazy-client.ts';
+import { lazyS3AssetStore } from './lazy-s3-assets.ts';
 import { lazyPasswordSafe } from './password-safe.ts';
 import { NO_RELAY_REASON } from './runner-availability.ts';
 import { buildAwsStorage } from './storage.ts';
@@ -65,7 +65,6 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
   const clients = {
     dynamodb: new DynamoDBClient({}),
     sqs: lazyClient(() => new SQSClient({})),
-    s3: lazyClient(() => new S3Client({ forcePathStyle: forcePathStyle(env) })),
     logs: lazyClient(() => new CloudWatchLogsClient({})),
     ecs: lazyClient(() => new ECSClient({})),
     secretsManager: lazyClient(() => new SecretsManagerClient({})),
@@ -84,11 +83,12 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
     },
   });
 
+  // The S3 SDK loads on the first asset call: the pollers, the reconciler and the settling functions make none.
   const storage = buildAwsStorage({
     settings,
-    client: clients.s3,
     bucket: env.ASSET_BUCKET,
     ...(env.ASSET_PREFIX === undefined ? {} : { prefix: env.ASSET_PREFIX }),
+    s3: (location) => lazyS3AssetStore(location, forcePathStyle(env)),
   });
   const assets = storage.assets;
 

@@ -1,8 +1,6 @@
 import type { ECSClient } from '@aws-sdk/client-ecs';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { TokenCredential } from '@azure/identity';
-import { AciLauncher } from '../adapters/aci/launcher.ts';
-import { CloudRunLauncher } from '../adapters/cloud-run/launcher.ts';
 import { awslogsStreamName } from '../adapters/cloudwatch-logs/log-reader.ts';
 import { parseEcsHandle } from '../adapters/ecs/handle.ts';
 import { EcsLauncher } from '../adapters/ecs/launcher.ts';
@@ -134,32 +132,36 @@ export const cloudLauncherFactories = {
     return {
       launcher: lazyLauncher(
         'aci',
-        withCloudSdk('aci', 'aci', ([{ ContainerInstanceManagementClient }, { defaultAzureCredential }]) => {
-          /** `DefaultAzureCredential`, made on first use. */
-          const azureCredential = (): TokenCredential => ({
-            getToken: async (scopes, options) => (await defaultAzureCredential()).getToken(scopes, options),
-          });
-          return new AciLauncher({
-            // Service principal, workload identity federation or managed identity, from AZURE_* variables.
-            aci: new ContainerInstanceManagementClient(azureCredential(), subscriptionId),
-            resourceGroup: aci.resourceGroup,
-            location: aci.location,
-            subnetIds: aci.subnetIds,
-            ...(registry === undefined
-              ? {}
-              : {
-                  registry: {
-                    server: registry.server,
-                    username: registry.username,
-                    password: () => secrets.get(registry.passwordSecret),
-                  },
-                }),
-            // ACI takes values (secureValue), not references: the dispatcher resolves them.
-            prepare: (run) => prepare(run),
-            archive: runLogs,
-            clock,
-          });
-        }),
+        withCloudSdk(
+          'aci',
+          'aci',
+          ([{ ContainerInstanceManagementClient }, { defaultAzureCredential }, { AciLauncher }]) => {
+            /** `DefaultAzureCredential`, made on first use. */
+            const azureCredential = (): TokenCredential => ({
+              getToken: async (scopes, options) => (await defaultAzureCredential()).getToken(scopes, options),
+            });
+            return new AciLauncher({
+              // Service principal, workload identity federation or managed identity, from AZURE_* variables.
+              aci: new ContainerInstanceManagementClient(azureCredential(), subscriptionId),
+              resourceGroup: aci.resourceGroup,
+              location: aci.location,
+              subnetIds: aci.subnetIds,
+              ...(registry === undefined
+                ? {}
+                : {
+                    registry: {
+                      server: registry.server,
+                      username: registry.username,
+                      password: () => secrets.get(registry.passwordSecret),
+                    },
+                  }),
+              // ACI takes values (secureValue), not references: the dispatcher resolves them.
+              prepare: (run) => prepare(run),
+              archive: runLogs,
+              clock,
+            });
+          },
+        ),
       ),
     };
   },
@@ -190,19 +192,23 @@ export const cloudLauncherFactories = {
     return {
       launcher: lazyLauncher(
         'gcp',
-        withCloudSdk('gcp', 'gcp', ([{ ExecutionsClient, JobsClient, TasksClient }, { GoogleAuth }]) => {
-          // Application Default Credentials (on Lambda: GOOGLE_APPLICATION_CREDENTIALS → workload identity federation).
-          const auth = new GoogleAuth({ scopes: ['https://www.googleapis.com/auth/cloud-platform'] });
-          return new CloudRunLauncher({
-            ...gcp,
-            jobs: new JobsClient({ fallback: true, auth }),
-            executions: new ExecutionsClient({ fallback: true, auth }),
-            tasks: new TasksClient({ fallback: true, auth }),
-            http: auth,
-            // Cloud Run resolves stored secrets from Secret Manager itself; only minted material reaches secretEnv.
-            prepare: (run) => prepare(run, { resolveSecrets: false }),
-          });
-        }),
+        withCloudSdk(
+          'gcp',
+          'gcp',
+          ([{ ExecutionsClient, JobsClient, TasksClient }, { GoogleAuth }, { CloudRunLauncher }]) => {
+            // Application Default Credentials (on Lambda: GOOGLE_APPLICATION_CREDENTIALS → workload identity federation).
+            const auth = new GoogleAuth({ scopes: ['https://www.googleapis.com/auth/cloud-platform'] });
+            return new CloudRunLauncher({
+              ...gcp,
+              jobs: new JobsClient({ fallback: true, auth }),
+              executions: new ExecutionsClient({ fallback: true, auth }),
+              tasks: new TasksClient({ fallback: true, auth }),
+              http: auth,
+              // Cloud Run resolves stored secrets from Secret Manager itself; only minted material reaches secretEnv.
+              prepare: (run) => prepare(run, { resolveSecrets: false }),
+            });
+          },
+        ),
       ),
     };
   },
@@ -218,13 +224,20 @@ const cloudSdks =
   process.env.RW_CLOUD_SDKS === 'none'
     ? undefined
     : {
+        // Each launcher's adapter loads with its SDK: the functions that never launch on a cloud evaluate neither.
         aci: () =>
           Promise.all([
             import('@azure/arm-containerinstance'),
             import('../adapters/cluster-auth/aks-token.ts'),
+            import('../adapters/aci/launcher.ts'),
           ]),
         kubernetes: () => import('./kubernetes.ts'),
-        gcp: () => Promise.all([import('@google-cloud/run'), import('google-auth-library')]),
+        gcp: () =>
+          Promise.all([
+            import('@google-cloud/run'),
+            import('google-auth-library'),
+            import('../adapters/cloud-run/launcher.ts'),
+          ]),
         clusterAuth: () => import('../adapters/cluster-auth/cluster-auth.ts'),
         gcpSecrets: () => import('../adapters/gcp-secret-manager/secret-source.ts'),
         azureSecrets: () =>

@@ -1,5 +1,3 @@
-import type { S3Client } from '@aws-sdk/client-s3';
-import { S3AssetStore } from '../adapters/s3/asset-store.ts';
 import type { AssetStorage } from '../app/asset-access.ts';
 import type { Settings } from '../config/settings.ts';
 import { noActiveStorageBackend, type StorageBackend } from '../domain/asset-access.ts';
@@ -17,12 +15,16 @@ export function noStorage(backend: StorageBackend, why: string): AssetStore {
  * Lambda has no lasting filesystem and its bundles carry only the AWS SDK, so
  * any other `storage_backend` leaves the deployment with no active backend:
  * uploads answer 503 and runs are refused with the reason.
+ *
+ * `s3` makes the bucket's store (an S3AssetStore over the caller's client, or
+ * one that loads the S3 SDK on its first call: lazy-s3-assets.ts), so this
+ * rule imports no SDK and the functions that never touch an asset load none.
  */
 export function buildAwsStorage(options: {
   readonly settings: Settings;
-  readonly client: S3Client;
   readonly bucket: string;
   readonly prefix?: string;
+  readonly s3: (location: { readonly bucket: string; readonly prefix: string }) => AssetStore;
 }): AssetStorage {
   const active = options.settings.storage_backend ?? 's3';
   if (active !== 's3') {
@@ -31,10 +33,6 @@ export function buildAwsStorage(options: {
   }
   return {
     setup: { active },
-    assets: new S3AssetStore({
-      client: options.client,
-      bucket: options.bucket,
-      prefix: options.prefix ?? '',
-    }),
+    assets: options.s3({ bucket: options.bucket, prefix: options.prefix ?? '' }),
   };
 }

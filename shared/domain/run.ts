@@ -31,35 +31,48 @@ const TRANSITIONS: Record<RunState, readonly RunState[]> = {
 
 export const canTransition = (from: RunState, to: RunState): boolean => TRANSITIONS[from].includes(to);
 
+/*
+ * The schemas below are built on first use (z.lazy), not when this module
+ * loads: every function imports run.ts for the state machine, and only the
+ * submit routes and the OpenAPI document parse with them. Each zod schema
+ * costs real work to build (a small object schema about 0.2 ms of CPU in a
+ * cold process on the bench machine), which every Lambda cold start paid for
+ * nothing (target.ts says how much with its body schemas).
+ */
+
 /** A named secret bound to a play variable ("Use a secret"). Only the name is stored. */
-export const SecretBindingSchema = z.strictObject({
-  var: z.string().min(1).max(128).regex(ENV_NAME, 'must be a valid variable name'),
-  secret: z.string().min(1).max(512),
-});
+export const SecretBindingSchema = z.lazy(() =>
+  z.strictObject({
+    var: z.string().min(1).max(128).regex(ENV_NAME, 'must be a valid variable name'),
+    secret: z.string().min(1).max(512),
+  }),
+);
 export type SecretBinding = z.infer<typeof SecretBindingSchema>;
 
 /** A kubectl/helm operation (k8s_op runs). Arguments are passed as argv, never through a shell. */
-export const K8sOperationSchema = z.discriminatedUnion('action', [
-  z.strictObject({ action: z.literal('apply'), namespace: z.string().min(1).max(63).optional() }),
-  z.strictObject({ action: z.literal('delete'), namespace: z.string().min(1).max(63).optional() }),
-  z.strictObject({
-    action: z.literal('get_secret'),
-    namespace: z.string().min(1).max(63),
-    name: z.string().min(1).max(253),
-  }),
-  z.strictObject({
-    action: z.literal('helm_repo_add'),
-    repoName: z.string().min(1).max(63),
-    repoUrl: z.url(),
-  }),
-  z.strictObject({
-    action: z.literal('helm_upgrade'),
-    release: z.string().min(1).max(53),
-    chart: z.string().min(1).max(512),
-    namespace: z.string().min(1).max(63).optional(),
-    version: z.string().min(1).max(64).optional(),
-  }),
-]);
+export const K8sOperationSchema = z.lazy(() =>
+  z.discriminatedUnion('action', [
+    z.strictObject({ action: z.literal('apply'), namespace: z.string().min(1).max(63).optional() }),
+    z.strictObject({ action: z.literal('delete'), namespace: z.string().min(1).max(63).optional() }),
+    z.strictObject({
+      action: z.literal('get_secret'),
+      namespace: z.string().min(1).max(63),
+      name: z.string().min(1).max(253),
+    }),
+    z.strictObject({
+      action: z.literal('helm_repo_add'),
+      repoName: z.string().min(1).max(63),
+      repoUrl: z.url(),
+    }),
+    z.strictObject({
+      action: z.literal('helm_upgrade'),
+      release: z.string().min(1).max(53),
+      chart: z.string().min(1).max(512),
+      namespace: z.string().min(1).max(63).optional(),
+      version: z.string().min(1).max(64).optional(),
+    }),
+  ]),
+);
 export type K8sOperation = z.infer<typeof K8sOperationSchema>;
 
 export interface StateChange {

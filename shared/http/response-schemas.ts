@@ -119,10 +119,10 @@ const stored = {
 };
 export const TargetSchema = z
   .discriminatedUnion('kind', [
-    VmTargetSchema.extend(stored),
-    ClusterTargetSchema.extend(stored),
-    DatabaseTargetSchema.extend(stored),
-    VirtualDesktopTargetSchema.extend(stored),
+    VmTargetSchema.unwrap().extend(stored),
+    ClusterTargetSchema.unwrap().extend(stored),
+    DatabaseTargetSchema.unwrap().extend(stored),
+    VirtualDesktopTargetSchema.unwrap().extend(stored),
   ])
   .describe('A registry row');
 

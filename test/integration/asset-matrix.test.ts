@@ -1,6 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalAssetStore } from '../../shared/adapters/local/asset-store.ts';
+import { S3AssetStore } from '../../shared/adapters/s3/asset-store.ts';
 import { openDatabase } from '../../shared/adapters/sqlite/database.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
 import { SqliteTargetStore } from '../../shared/adapters/sqlite/target-store.ts';
@@ -218,7 +219,11 @@ describe('on the local filesystem backend', () => {
 describe('with no active storage backend', () => {
   it('refuses every run at submit with the seeds’ message, and uploads answer 503', async () => {
     const settings = loadSettings({ env: { STORAGE_BACKEND: 'gcs', GCS_BUCKET: 'b' } });
-    const storage = buildAwsStorage({ settings, client: new S3Client({}), bucket: 'rw-assets' });
+    const storage = buildAwsStorage({
+      settings,
+      bucket: 'rw-assets',
+      s3: (location) => new S3AssetStore({ client: new S3Client({}), ...location }),
+    });
     const app = makeTestApp();
     try {
       await app.targets.putTarget(vmTarget('vm-1'));

@@ -1,4 +1,5 @@
 import { S3Client } from '@aws-sdk/client-s3';
+import { S3AssetStore } from '../../adapters/s3/asset-store.ts';
 import type { AssetStorage } from '../../app/asset-access.ts';
 import { apiGatewayAuthenticator } from '../../http/api-gateway-auth.ts';
 import { forcePathStyle, readAwsEnvironment } from '../aws-environment.ts';
@@ -10,9 +11,10 @@ import { lambdaLogger } from './logger.ts';
 export function assetStorage({ env, settings }: AwsConfiguration): AssetStorage {
   return buildAwsStorage({
     settings,
-    client: new S3Client({ forcePathStyle: forcePathStyle(env) }),
     bucket: env.ASSET_BUCKET,
     ...(env.ASSET_PREFIX === undefined ? {} : { prefix: env.ASSET_PREFIX }),
+    s3: (location) =>
+      new S3AssetStore({ client: new S3Client({ forcePathStyle: forcePathStyle(env) }), ...location }),
   });
 }
 

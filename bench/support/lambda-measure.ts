@@ -1,0 +1,113 @@
+import { spawnSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+import { SCHEDULED_EVENT, SQS_EVENT } from './lambda-events.ts';
+
+/*
+ * The child-process measurement of bench/lambda-bundles.ts: one fresh `node`
+ * per sample, so nothing is cached between them.
+ */
+
+/** What a bundle's first call is: an API request, an SQS batch, an EventBridge event. */
+export type Kind = 'http' | 'sqs' | 'other';
+/** One built bundle: its entry file (`<dir>/index.mjs`, chunks beside it) and how it is called. */
+export interface Bundle {
+  readonly name: string;
+  readonly file: string;
+  readonly kind: Kind;
+  /** The event of its first call, as JSON, when not its kind's (an API route's request, the ECS event). */
+  readonly event?: string;
+}
+
+/**
+ * Runs in the child: import, then (optionally) one invocation; prints the two
+ * durations, the status answered and the connections opened (counted at
+ * net.Socket#connect, the same few instructions on both sides).
+ */
+const CHILD = `
+import net from 'node:net';
+const [file, kind, eventJson] = process.argv.slice(1);
+let connects = 0;
+const connect = net.Socket.prototype.connect;
+net.Socket.prototype.connect = function (...args) { connects++; return connect.apply(this, args); };
+const events = { sqs: ${JSON.stringify(SQS_EVENT)}, other: ${JSON.stringify(SCHEDULED_EVENT)} };
+const event = eventJson ? JSON.parse(eventJson) : events[kind];
+const context = { functionName: 'bench', awsRequestId: 'bench', getRemainingTimeInMillis: () => 10000 };
+const t0 = performance.now();
+const mod = await import(file);
+const t1 = performance.now();
+let t2 = t1;
+let status = 'no call';
+if (event !== undefined && typeof mod.handler === 'function') {
+  try {
+    const answer = await mod.handler(event, context);
+    status = String(answer?.statusCode ?? (answer?.batchItemFailures === undefined ? 'ok' : 'failures ' + answer.batchItemFailures.length));
+  } catch (error) { status = 'threw ' + (error?.name ?? 'error'); }
+  t2 = performance.now();
+}
+process.stdout.write(JSON.stringify({ load: t1 - t0, call: t2 - t1, handler: typeof mod.handler === 'function', status, connects }));
+`;
+
+/** What the composition root validates, with values that make every SDK call fail fast and locally. */
+const CHILD_ENV = {
+  PATH: process.env.PATH ?? '',
+  AWS_REGION: 'eu-west-1',
+  AWS_ACCESS_KEY_ID: 'bench',
+  AWS_SECRET_ACCESS_KEY: 'bench',
+  AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+  AWS_MAX_ATTEMPTS: '1',
+  RUNS_TABLE: 'bench-runs',
+  DISPATCH_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111111111111/dispatch',
+  RELAY_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111111111111/relay',
+  ASSET_BUCKET: 'bench-assets',
+  LOG_GROUP: 'bench-runs',
+  LOG_LEVEL: 'SILENT',
+};
+
+export interface Sample {
+  readonly load: number;
+  readonly call: number;
+  readonly handler: boolean;
+  /** What the first call answered: an HTTP status, `ok` / `failures n` for SQS, `threw …`. */
+  readonly status: string;
+  /** Connections the process opened (each SDK call to the refused endpoint opens one). */
+  readonly connects: number;
+}
+
+export function sample(bundle: Bundle): Sample {
+  const child = spawnSync(
+    process.execPath,
+    ['--input-type=module', '-e', CHILD, pathToFileURL(bundle.file).href, bundle.kind, bundle.event ?? ''],
+    { env: CHILD_ENV, encoding: 'utf8' },
+  );
+  if (child.status !== 0) throw new Error(`${bundle.name}: ${child.stderr}`);
+  return JSON.parse(child.stdout) as Sample;
+}
+
+/** Round-robin over the bundles, so load on the machine spreads evenly over all of them. */
+export function measureAll(bundles: readonly Bundle[], runs: number): Map<Bundle, Sample> {
+  const samples = new Map<Bundle, Sample[]>(bundles.map((b) => [b, []]));
+  for (let i = 0; i < runs; i++) {
+    for (const b of bundles) samples.get(b)?.push(sample(b));
+  }
+  return new Map(
+    bundles.map((b) => {
+      const s = samples.get(b) ?? [];
+      return [
+        b,
+        {
+          load: median(s.map((x) => x.load)),
+          call: median(s.map((x) => x.call)),
+          handler: s[0]?.handler ?? false,
+          status: s[0]?.status ?? '',
+          connects: s[0]?.connects ?? 0,
+        },
+      ];
+    }),
+  );
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
