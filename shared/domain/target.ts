@@ -45,55 +45,42 @@ const shared = once(() => ({
   port: z.number().int().min(1).max(65535),
 }));
 
-export const VmTargetSchema = z.lazy(() =>
-  z.strictObject({
-    ...shared().base,
-    kind: z.literal('vm'),
-    /** Host name or IP the runner connects to. Absent for VMs known only by node + VMID. */
-    address: z.string().min(1).max(253).optional(),
-    port: shared().port.optional(),
-    connection: z.enum(['ssh', 'winrm', 'local']).default('ssh'),
-    os: z.enum(['linux', 'windows']).optional(),
-    hypervisorGroup: z.string().min(1).max(100).optional(),
-    /** Proxmox / Nutanix deployments record a node + VMID rather than an address. */
-    node: z.string().min(1).max(100).optional(),
-    vmid: z.number().int().nonnegative().optional(),
-    sshUser: z.string().min(1).max(64).optional(),
-  }),
-);
+/** A kind's body, built on first use: the fields every kind shares, its `kind`, then its own `fields`. */
+const kindBody = <K extends string, F extends z.ZodRawShape>(kind: K, fields: () => F) =>
+  z.lazy(() => z.strictObject({ ...shared().base, kind: z.literal(kind), ...fields() }));
 
-export const ClusterTargetSchema = z.lazy(() =>
-  z.strictObject({
-    ...shared().base,
-    kind: z.literal('cluster'),
-    provider: z.enum(['eks', 'aks', 'gke', 'kubeconfig', 'k3s', 'other']),
-    /** Name of the secret holding the kubeconfig or cloud credentials; never the credential itself. */
-    credentialsRef: z.string().min(1).max(256).optional(),
-    region: z.string().min(1).max(64).optional(),
-    clusterName: z.string().min(1).max(200).optional(),
-  }),
-);
+export const VmTargetSchema = kindBody('vm', () => ({
+  /** Host name or IP the runner connects to. Absent for VMs known only by node + VMID. */
+  address: z.string().min(1).max(253).optional(),
+  port: shared().port.optional(),
+  connection: z.enum(['ssh', 'winrm', 'local']).default('ssh'),
+  os: z.enum(['linux', 'windows']).optional(),
+  hypervisorGroup: z.string().min(1).max(100).optional(),
+  /** Proxmox / Nutanix deployments record a node + VMID rather than an address. */
+  node: z.string().min(1).max(100).optional(),
+  vmid: z.number().int().nonnegative().optional(),
+  sshUser: z.string().min(1).max(64).optional(),
+}));
 
-export const DatabaseTargetSchema = z.lazy(() =>
-  z.strictObject({
-    ...shared().base,
-    kind: z.literal('database'),
-    engine: z.enum(['postgresql', 'mysql', 'mariadb', 'mssql', 'oracle', 'mongodb']),
-    endpoint: z.strictObject({ host: z.string().min(1).max(253), port: shared().port.optional() }),
-    source: z.enum(['provisioned', 'registered']),
-    /** Password Safe managed account checked out just in time (registered databases). */
-    managedAccount: z.string().min(1).max(256).optional(),
-    /** Secret holding the admin credential of a provisioned database. */
-    credentialsRef: z.string().min(1).max(256).optional(),
-  }),
-);
+export const ClusterTargetSchema = kindBody('cluster', () => ({
+  provider: z.enum(['eks', 'aks', 'gke', 'kubeconfig', 'k3s', 'other']),
+  /** Name of the secret holding the kubeconfig or cloud credentials; never the credential itself. */
+  credentialsRef: z.string().min(1).max(256).optional(),
+  region: z.string().min(1).max(64).optional(),
+  clusterName: z.string().min(1).max(200).optional(),
+}));
 
-export const VirtualDesktopTargetSchema = z.lazy(() =>
-  z.strictObject({
-    ...shared().base,
-    kind: z.literal('virtual_desktop'),
-  }),
-);
+export const DatabaseTargetSchema = kindBody('database', () => ({
+  engine: z.enum(['postgresql', 'mysql', 'mariadb', 'mssql', 'oracle', 'mongodb']),
+  endpoint: z.strictObject({ host: z.string().min(1).max(253), port: shared().port.optional() }),
+  source: z.enum(['provisioned', 'registered']),
+  /** Password Safe managed account checked out just in time (registered databases). */
+  managedAccount: z.string().min(1).max(256).optional(),
+  /** Secret holding the admin credential of a provisioned database. */
+  credentialsRef: z.string().min(1).max(256).optional(),
+}));
+
+export const VirtualDesktopTargetSchema = kindBody('virtual_desktop', () => ({}));
 
 export const TargetBodySchema = z.lazy(() =>
   z.discriminatedUnion('kind', [
