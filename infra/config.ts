@@ -1,6 +1,6 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { z } from 'zod';
-import { type Settings, SettingsSchema } from '../shared/config/settings.ts';
+import { type Settings, settingsSchema } from '../shared/config/settings.ts';
 
 /**
  * The per-environment deployment context (`cdk.json` → `context.environments.<name>`),
@@ -211,7 +211,7 @@ export function loadEnvironmentConfig(envName: unknown, environments: unknown): 
       );
     }
   }
-  const settings = SettingsSchema.safeParse(context.settings);
+  const settings = settingsSchema().safeParse(context.settings);
   if (!settings.success) problems.push(...describeIssues(`${where}.settings`, settings.error.issues));
   const { network } = context;
   if (network.availabilityZones.length !== network.runnerSubnetIds.length) {

@@ -16,11 +16,16 @@ import * as z from 'zod';
 import { type FieldError, SettingsInvalidError } from '../domain/errors.ts';
 import type { Runner } from '../domain/run.ts';
 
-import { SettingsSchema } from './settings/schema.ts';
+import type { SettingDef } from './settings/fields.ts';
+import {
+  checkSettings,
+  SETTING_SHAPE,
+  type SettingKey,
+  type Settings,
+  settingsSchema,
+} from './settings/schema.ts';
 
-export { SettingsSchema } from './settings/schema.ts';
-
-export type Settings = z.infer<typeof SettingsSchema>;
+export { SETTING_SHAPE, type SettingKey, type Settings, settingsSchema } from './settings/schema.ts';
 
 /** Every runner some runner setting sends work to, for telling "not configured" from "not wanted". */
 export function selectedRunners(settings: Settings): ReadonlySet<Runner> {
@@ -38,8 +43,18 @@ export function selectedRunners(settings: Settings): ReadonlySet<Runner> {
     ].filter((r): r is Runner => r !== undefined),
   );
 }
-export type SettingKey = keyof Settings;
-export const SETTING_KEYS = Object.keys(SettingsSchema.shape) as readonly SettingKey[];
+export const SETTING_KEYS = Object.keys(SETTING_SHAPE) as readonly SettingKey[];
+
+const keySchemas = new Map<string, z.ZodType>();
+/** One key's schema, built the first time that key is parsed. */
+function keySchema(key: SettingKey): z.ZodType {
+  let schema = keySchemas.get(key);
+  if (schema === undefined) {
+    schema = SETTING_SHAPE[key]();
+    keySchemas.set(key, schema);
+  }
+  return schema;
+}
 
 /**
  * Environment variables are strings; the schema stays strict for files (a quoted
@@ -54,8 +69,7 @@ const inputTypes = new Map<string, unknown>();
  */
 function inputTypeOf(key: string): unknown {
   if (!inputTypes.has(key)) {
-    const schema = SettingsSchema.shape[key as SettingKey];
-    const json = z.toJSONSchema(schema, { io: 'input' });
+    const json = z.toJSONSchema(keySchema(key as SettingKey), { io: 'input' });
     inputTypes.set(key, json.type);
   }
   return inputTypes.get(key);
@@ -210,10 +224,13 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
     sources.set(key, { kind: 'env', name });
   }
 
-  const result = SettingsSchema.safeParse(raw, ONCE);
+  const given = parseGiven(raw);
   // Checked whether or not the rest parses, so one error lists every problem.
   const fileProblems = checkFiles(raw, readFile, sources, options.parseYaml);
-  if (result.success && fileProblems.length === 0) return result.data;
+  if (given !== undefined && fileProblems.length === 0) return given;
+  if (given !== undefined) throw new SettingsInvalidError(fileProblems);
+
+  const result = settingsSchema().safeParse(raw, ONCE);
   if (result.success) throw new SettingsInvalidError(fileProblems);
 
   const problems: FieldError[] = [];
@@ -236,6 +253,39 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
     });
   }
   throw new SettingsInvalidError([...problems, ...fileProblems]);
+}
+
+/**
+ * The settings `raw` gives, parsed key by key: only the keys given build
+ * their schemas, and an unset key takes its recorded default or stays unset
+ * (test/unit/config/settings/lazy.test.ts holds every key to what the whole
+ * schema makes of it). The same value as the whole schema's; on any problem,
+ * undefined, and the whole schema then reports it as it always has (every
+ * issue, in its order, with the rules it skips after a type error).
+ */
+function parseGiven(raw: Readonly<Record<string, unknown>>): Settings | undefined {
+  for (const key of Object.keys(raw)) if (!Object.hasOwn(SETTING_SHAPE, key)) return undefined;
+  const settings: Record<string, unknown> = {};
+  for (const key of SETTING_KEYS) {
+    if (Object.hasOwn(raw, key)) {
+      const parsed = keySchema(key).safeParse(raw[key], ONCE);
+      if (!parsed.success) return undefined;
+      settings[key] = parsed.data;
+      continue;
+    }
+    const def: SettingDef = SETTING_SHAPE[key];
+    if ('fallback' in def) settings[key] = def.fallback;
+  }
+  let broken = false;
+  checkSettings(settings as Settings, {
+    needs: (s, key) => {
+      if (s[key] === undefined) broken = true;
+    },
+    issue: () => {
+      broken = true;
+    },
+  });
+  return broken ? undefined : (settings as Settings);
 }
 
 /**

@@ -10,14 +10,16 @@ import { text } from './fields.ts';
  */
 export const cloudSecretSettings = {
   /** The Key Vault holding Azure VMs' SSH keys: https://<vault>.vault.azure.net */
-  azure_key_vault_url: z
-    .url({ protocol: /^https$/, error: 'must be an https URL such as https://<vault>.vault.azure.net' })
-    .optional(),
+  azure_key_vault_url: () =>
+    z
+      .url({ protocol: /^https$/, error: 'must be an https URL such as https://<vault>.vault.azure.net' })
+      .optional(),
   /** Key Vault secret holding Azure VMs' SSH private key (letters, digits and "-"); unset, Azure VMs bring their own credentials. */
-  azure_ssh_key_secret_name: text()
-    .regex(
-      /^[0-9a-zA-Z-]{1,127}$/,
-      'must be a Key Vault secret name: letters, digits and "-" only (at most 127)',
-    )
-    .optional(),
+  azure_ssh_key_secret_name: () =>
+    text()
+      .regex(
+        /^[0-9a-zA-Z-]{1,127}$/,
+        'must be a Key Vault secret name: letters, digits and "-" only (at most 127)',
+      )
+      .optional(),
 };

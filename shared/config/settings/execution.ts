@@ -1,25 +1,26 @@
 import * as z from 'zod';
-import { type AreaSettings, list, type RuleContext, text } from './fields.ts';
+import { type AreaSettings, defaulted, list, type RuleContext, text } from './fields.ts';
 
 /** How runs execute here: the local executor, relay concurrency, timeouts and dispatch retries. */
 export const executionSettings = {
-  local_executor: z.enum(['auto', 'process', 'docker']).default('auto'),
+  local_executor: defaulted('auto', () => z.enum(['auto', 'process', 'docker'])),
   /** The docker executor's CLI: `docker`, or `podman` (which takes the same arguments). */
-  local_docker_cli: text().default('docker'),
+  local_docker_cli: defaulted('docker', () => text()),
   /** Extra bind mounts for the docker executor's task containers, `-v` syntax, never over /ansible. */
-  local_docker_volumes: list(
-    z
-      .string()
-      .regex(/^\/[^:]*:\/[^:]*(:(ro|rw))?$/, 'must be /host/path:/container/path or …:ro')
-      .refine((v) => !/^[^:]*:\/ansible(\/|:|$)/.test(v), 'must not mount over /ansible'),
-  ).optional(),
+  local_docker_volumes: () =>
+    list(
+      z
+        .string()
+        .regex(/^\/[^:]*:\/[^:]*(:(ro|rw))?$/, 'must be /host/path:/container/path or …:ro')
+        .refine((v) => !/^[^:]*:\/ansible(\/|:|$)/.test(v), 'must not mount over /ansible'),
+    ).optional(),
   // The seeds' WORKER_REPLICAS: the ceiling on how many hosts a batch touches at once.
-  relay_concurrency: z.int().min(1).max(64).default(3),
-  default_timeout_seconds: z.int().min(1).max(86_400).default(3600),
+  relay_concurrency: defaulted(3, () => z.int().min(1).max(64)),
+  default_timeout_seconds: defaulted(3600, () => z.int().min(1).max(86_400)),
   // 7 days: Cloud Run's task timeout ceiling, the tightest of the backends.
-  max_timeout_seconds: z.int().min(1).max(604_800).default(86_400),
+  max_timeout_seconds: defaulted(86_400, () => z.int().min(1).max(604_800)),
   // SQS accepts a maxReceiveCount of 1..1000.
-  dispatch_max_receive_count: z.int().min(1).max(1000).default(5),
+  dispatch_max_receive_count: defaulted(5, () => z.int().min(1).max(1000)),
 };
 
 /** A default timeout above the ceiling would refuse every run that takes the default. */

@@ -1,12 +1,47 @@
 import * as z from 'zod';
 import { RUNNERS } from '../../domain/run.ts';
+import { once } from '../../lib/once.ts';
 
 /*
  * The field types the settings areas share, and the shape of an area's rules
  * across its keys (checked once every key has parsed).
  */
 
-export const runner = z.enum(RUNNERS);
+/**
+ * One setting: a function that builds its schema, called the first time the
+ * key is parsed. A process parses only the keys it is given (a Lambda
+ * function's environment sets a handful of ~150), and zod 4 builds every
+ * schema with real work, so building all of them up front was most of the
+ * settings' share of a cold start. A key with a default says it with
+ * `defaulted`, so an unset key takes its value without its schema being built.
+ */
+export type SettingDef = (() => z.ZodType) & { readonly fallback?: unknown };
+
+/** An area's keys, each built on first use. */
+export type LazyShape = Readonly<Record<string, SettingDef>>;
+
+/** The zod shape an area's keys build. */
+export type ShapeOf<T extends LazyShape> = { -readonly [K in keyof T]: ReturnType<T[K]> };
+
+/** Every key's schema built: the area as a zod shape (the whole schema, an area's tests). */
+export function buildShape<T extends LazyShape>(shape: T): ShapeOf<T> {
+  return Object.fromEntries(Object.entries(shape).map(([key, build]) => [key, build()])) as ShapeOf<T>;
+}
+
+/**
+ * A key with a default: `defaulted(3, () => z.int().min(1))` builds
+ * `z.int().min(1).default(3)` and records 3, which an unset key takes as is
+ * (zod returns a default without parsing it; test/unit/config/settings/lazy.test.ts
+ * holds every key to that).
+ */
+export function defaulted<S extends z.ZodType>(
+  fallback: z.util.NoUndefined<z.output<S>>,
+  build: () => S,
+): (() => z.ZodDefault<S>) & { readonly fallback: z.util.NoUndefined<z.output<S>> } {
+  return Object.assign(() => build().default(fallback as never) as z.ZodDefault<S>, { fallback });
+}
+
+export const runner = once(() => z.enum(RUNNERS));
 
 /*
  * `text()` and `httpUrl()` hand out one schema each rather than a new one per
@@ -15,14 +50,11 @@ export const runner = z.enum(RUNNERS);
  * string-trim-min chain for each of the ~50 text keys was ~150 schemas, a few
  * milliseconds of every Lambda cold start, for the same validation.
  */
-const TEXT = z.string().trim().min(1, 'must not be empty: omit the key to leave it unset');
-const HTTP_URL = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
-
 /** An empty string is almost always a half-deleted value; make the operator omit the key instead. */
-export const text = () => TEXT;
+export const text = once(() => z.string().trim().min(1, 'must not be empty: omit the key to leave it unset'));
 
 /** An http(s) URL (Password Safe, Portainer, an Azure blob service). */
-export const httpUrl = () => HTTP_URL;
+export const httpUrl = once(() => z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }));
 
 /**
  * Lists arrive as one comma-separated string from an environment variable, but
@@ -45,12 +77,12 @@ export const idList = (pattern: RegExp, example: string) =>
     error: `must be ${example}, or several comma-separated`,
   });
 
-export const cidr = z.union([z.cidrv4(), z.cidrv6()], {
-  error: 'must be an IPv4 or IPv6 CIDR such as 203.0.113.7/32',
-});
+export const cidr = once(() =>
+  z.union([z.cidrv4(), z.cidrv6()], { error: 'must be an IPv4 or IPv6 CIDR such as 203.0.113.7/32' }),
+);
 
 /** The parsed settings of one area's keys. */
-export type AreaSettings<S extends z.ZodRawShape> = z.output<z.ZodObject<S>>;
+export type AreaSettings<S extends LazyShape> = z.output<z.ZodObject<ShapeOf<S>>>;
 
 /** How an area's rules report a problem: each on the key it names. */
 export interface RuleContext {

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { HYPERVISORS, type Hypervisor } from '../../domain/hypervisors.ts';
+import { once } from '../../lib/once.ts';
 import { text } from './fields.ts';
 
 /**
@@ -19,13 +20,15 @@ import { text } from './fields.ts';
  * immutable): building them per hypervisor cost a cold start ~40 schemas more.
  */
 // Optional rather than default(false): unset is off, and the defaults stay the documented few.
-const ENABLED = z.boolean().optional();
-const HOST = text()
-  .max(253)
-  .regex(/^[A-Za-z0-9._:[\]-]+$/, 'must be a host name or an IP address, without a scheme or a path')
-  .optional();
-const USER = text().max(64).optional();
-const SECRET_NAME = text().optional();
+const ENABLED = once(() => z.boolean().optional());
+const HOST = once(() =>
+  text()
+    .max(253)
+    .regex(/^[A-Za-z0-9._:[\]-]+$/, 'must be a host name or an IP address, without a scheme or a path')
+    .optional(),
+);
+const USER = once(() => text().max(64).optional());
+const SECRET_NAME = once(() => text().optional());
 
 function integration<H extends Hypervisor>(name: H) {
   return {
@@ -33,8 +36,8 @@ function integration<H extends Hypervisor>(name: H) {
     [`${name}_host`]: HOST,
     [`${name}_user`]: USER,
     [`${name}_password_secret`]: SECRET_NAME,
-  } as Record<`${H}_enabled`, z.ZodOptional<z.ZodBoolean>> &
-    Record<`${H}_host` | `${H}_user` | `${H}_password_secret`, z.ZodOptional<z.ZodString>>;
+  } as Record<`${H}_enabled`, () => z.ZodOptional<z.ZodBoolean>> &
+    Record<`${H}_host` | `${H}_user` | `${H}_password_secret`, () => z.ZodOptional<z.ZodString>>;
 }
 
 export const HYPERVISOR_SETTINGS = {
@@ -44,5 +47,5 @@ export const HYPERVISOR_SETTINGS = {
   ...integration(HYPERVISORS[3]),
   ...integration(HYPERVISORS[4]),
   /** Proxmox's API token secret name: the management API accepts it, SSH does not. */
-  proxmox_token_secret: text().optional(),
+  proxmox_token_secret: () => text().optional(),
 };

@@ -1,21 +1,21 @@
-import { runner, text } from './fields.ts';
+import { defaulted, runner, text } from './fields.ts';
 
 /** Which runner takes each run family, and the runner images: the core of every deployment. */
 export const runnerSettings = {
   // Runner per run family. `<cloud>` keys fall back to the global one, except for
   // cluster/database plays, which default to the cloud's native runner (see runner-resolution.ts).
-  ansible_runner: runner.default('local'),
-  ansible_runner_aws: runner.optional(),
-  ansible_runner_azure: runner.optional(),
-  ansible_runner_gcp: runner.optional(),
-  ansible_runner_portainer: runner.optional(),
-  k8s_runner: runner.default('local'),
-  k8s_runner_aws: runner.optional(),
-  k8s_runner_azure: runner.optional(),
-  k8s_runner_gcp: runner.optional(),
+  ansible_runner: defaulted('local', () => runner()),
+  ansible_runner_aws: () => runner().optional(),
+  ansible_runner_azure: () => runner().optional(),
+  ansible_runner_gcp: () => runner().optional(),
+  ansible_runner_portainer: () => runner().optional(),
+  k8s_runner: defaulted('local', () => runner()),
+  k8s_runner_aws: () => runner().optional(),
+  k8s_runner_azure: () => runner().optional(),
+  k8s_runner_gcp: () => runner().optional(),
 
   // Images are settings, not code: operators mirror them to private registries.
-  ansible_local_image: text().default('chrweav/ansible-winrm:latest'),
-  ansible_cloud_image: text().default('chrweav/ansible-cloud'),
-  k8s_runner_image: text().default('dtzar/helm-kubectl'),
+  ansible_local_image: defaulted('chrweav/ansible-winrm:latest', () => text()),
+  ansible_cloud_image: defaulted('chrweav/ansible-cloud', () => text()),
+  k8s_runner_image: defaulted('dtzar/helm-kubectl', () => text()),
 };

@@ -6,7 +6,7 @@ import {
   loadSettings,
   SETTING_KEYS,
   type Settings,
-  SettingsSchema,
+  settingsSchema,
 } from '../../../shared/config/settings.ts';
 import { SettingsInvalidError } from '../../../shared/domain/errors.ts';
 import { type RunnerSettings, resolveRunner } from '../../../shared/domain/runner-resolution.ts';
@@ -308,7 +308,7 @@ describe('loadSettings', () => {
   });
 });
 
-describe('SettingsSchema', () => {
+describe('settingsSchema', () => {
   it('knows every key the seeds and the design name', () => {
     const contract = [
       'ansible_runner',
@@ -409,7 +409,10 @@ describe('SettingsSchema', () => {
   });
 
   it('is strict about booleans and numbers in a file', () => {
-    const result = SettingsSchema.safeParse({ relay_concurrency: '3', ansible_ecs_assign_public_ip: 'true' });
+    const result = settingsSchema().safeParse({
+      relay_concurrency: '3',
+      ansible_ecs_assign_public_ip: 'true',
+    });
 
     expect(result.success).toBe(false);
   });

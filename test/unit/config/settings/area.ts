@@ -1,9 +1,14 @@
 import * as z from 'zod';
-import { type RuleContext, ruleContext } from '../../../../shared/config/settings/fields.ts';
+import {
+  buildShape,
+  type LazyShape,
+  type RuleContext,
+  ruleContext,
+} from '../../../../shared/config/settings/fields.ts';
 
 /** One area's keys on their own, parsed strictly: the value, or the paths of the problems. */
-export function parseArea(shape: z.ZodRawShape, input: Record<string, unknown>) {
-  const result = z.strictObject(shape).safeParse(input);
+export function parseArea(shape: LazyShape, input: Record<string, unknown>) {
+  const result = z.strictObject(buildShape(shape)).safeParse(input);
   return result.success
     ? { value: result.data as Record<string, unknown>, problems: [] }
     : { value: undefined, problems: result.error.issues.map((i) => i.path.join('.')) };

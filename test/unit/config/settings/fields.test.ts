@@ -25,8 +25,8 @@ describe('settings fields', () => {
   it('takes http(s) URLs and CIDRs only', () => {
     expect(httpUrl().safeParse('https://pws.example').success).toBe(true);
     expect(httpUrl().safeParse('ftp://pws.example').success).toBe(false);
-    expect(cidr.safeParse('203.0.113.7/32').success).toBe(true);
-    expect(cidr.safeParse('203.0.113.7').success).toBe(false);
+    expect(cidr().safeParse('203.0.113.7/32').success).toBe(true);
+    expect(cidr().safeParse('203.0.113.7').success).toBe(false);
   });
 });
 

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { SettingsSchema } from '../../../../shared/config/settings/schema.ts';
+import { settingsSchema } from '../../../../shared/config/settings/schema.ts';
 
-describe('SettingsSchema (every area in one schema)', () => {
+describe('settingsSchema (every area in one schema)', () => {
   it('refuses a key no area declares', () => {
-    expect(SettingsSchema.safeParse({ no_such_key: 1 }).error?.issues[0]?.code).toBe('unrecognized_keys');
+    expect(settingsSchema().safeParse({ no_such_key: 1 }).error?.issues[0]?.code).toBe('unrecognized_keys');
   });
 
   it('runs every area’s rules in one parse', () => {
-    const result = SettingsSchema.safeParse({
+    const result = settingsSchema().safeParse({
       storage_backend: 'gcs',
       password_safe_url: 'https://pws.example',
       default_timeout_seconds: 10,
