@@ -116,13 +116,17 @@ export function registryInventory(targets: readonly Target[]): DynamicInventory 
     const localhost = { ...LOCALHOST_VARS, ...common };
     switch (target.kind) {
       case 'vm':
-        hostvars[target.id] = set({ ...vmHostVars(target, target.sshUser), ...common, rw_os: target.os });
+        hostvars[target.id] = presentVars({
+          ...vmHostVars(target, target.sshUser),
+          ...common,
+          rw_os: target.os,
+        });
         if (target.hypervisorGroup !== undefined) {
           addTo(`hypervisor_${groupName(target.hypervisorGroup)}`, target.id);
         }
         break;
       case 'cluster':
-        hostvars[target.id] = set({
+        hostvars[target.id] = presentVars({
           ...localhost,
           rw_provider: target.provider,
           rw_region: target.region,
@@ -130,7 +134,7 @@ export function registryInventory(targets: readonly Target[]): DynamicInventory 
         });
         break;
       case 'database':
-        hostvars[target.id] = set({
+        hostvars[target.id] = presentVars({
           ...localhost,
           rw_engine: target.engine,
           rw_db_host: target.endpoint.host,
@@ -154,7 +158,7 @@ export function registryInventory(targets: readonly Target[]): DynamicInventory 
 }
 
 /** Host vars without the ones a target leaves unset: an absent field is no variable rather than a null. */
-function set(vars: Record<string, unknown>): Record<string, unknown> {
+function presentVars(vars: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(vars).filter(([, value]) => value !== undefined));
 }
 
