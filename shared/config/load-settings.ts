@@ -16,7 +16,7 @@ import * as z from 'zod';
 import { type FieldError, SettingsInvalidError } from '../domain/errors.ts';
 import type { Runner } from '../domain/run.ts';
 
-import type { SettingDef } from './settings/fields.ts';
+import { reportingTo, type SettingDef } from './settings/fields.ts';
 import {
   checkSettings,
   SETTING_SHAPE,
@@ -231,6 +231,8 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
   if (given !== undefined) throw new SettingsInvalidError(fileProblems);
 
   const result = settingsSchema().safeParse(raw, ONCE);
+  // The key-by-key parse refuses only what the whole schema refuses; should they ever differ, the schema decides.
+  if (result.success && fileProblems.length === 0) return result.data;
   if (result.success) throw new SettingsInvalidError(fileProblems);
 
   const problems: FieldError[] = [];
@@ -277,14 +279,12 @@ function parseGiven(raw: Readonly<Record<string, unknown>>): Settings | undefine
     if ('fallback' in def) settings[key] = def.fallback;
   }
   let broken = false;
-  checkSettings(settings as Settings, {
-    needs: (s, key) => {
-      if (s[key] === undefined) broken = true;
-    },
-    issue: () => {
+  checkSettings(
+    settings as Settings,
+    reportingTo(() => {
       broken = true;
-    },
-  });
+    }),
+  );
   return broken ? undefined : (settings as Settings);
 }
 

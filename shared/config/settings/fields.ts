@@ -91,12 +91,15 @@ export interface RuleContext {
   issue(key: string, message: string): void;
 }
 
-export function ruleContext(ctx: z.RefinementCtx): RuleContext {
-  const issue = (key: string, message: string) => ctx.addIssue({ code: 'custom', path: [key], message });
+/** Rules that hand each problem to `report`: the whole schema's issues (ruleContext), or loadSettings' key-by-key check. */
+export function reportingTo(report: (key: string, message: string) => void): RuleContext {
   return {
     needs: (settings, key, why) => {
-      if (settings[key] === undefined) issue(key, `must be set ${why}`);
+      if (settings[key] === undefined) report(key, `must be set ${why}`);
     },
-    issue,
+    issue: report,
   };
 }
+
+export const ruleContext = (ctx: z.RefinementCtx): RuleContext =>
+  reportingTo((key, message) => ctx.addIssue({ code: 'custom', path: [key], message }));
