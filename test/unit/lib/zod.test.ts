@@ -21,6 +21,8 @@ describe('shared/lib/zod', () => {
 
   it('gives the messages classic zod gives', () => {
     const full = classic.object({ port: classic.int().min(1), name: classic.string().min(2) });
-    expect(messages(mini().safeParse(input).error?.issues)).toEqual(messages(full.safeParse(input).error?.issues));
+    expect(messages(mini().safeParse(input).error?.issues)).toEqual(
+      messages(full.safeParse(input).error?.issues),
+    );
   });
 });
