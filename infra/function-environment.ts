@@ -33,8 +33,8 @@ function settingValue(value: unknown): string {
 
 /**
  * The environment every handler gets: exactly the variables the AWS
- * composition root validates at cold start (`AwsEnvironmentSchema` in
- * shared/composition/aws.ts), plus each runner setting the operator wrote in
+ * composition root validates at cold start (`readAwsEnvironment` in
+ * shared/composition/aws-environment.ts), plus each runner setting the operator wrote in
  * cdk.json and the ECS settings the stack owns, upper-cased as loadSettings
  * reads them. Setting defaults are not copied: they stay in
  * shared/config/settings.ts.

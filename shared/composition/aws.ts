@@ -36,7 +36,7 @@ import { NO_RELAY_REASON } from './runner-availability.ts';
 import { buildAwsStorage } from './storage.ts';
 import { taskPrepDeps } from './task-prep-deps.ts';
 
-export { type AwsEnvironment, AwsEnvironmentSchema, readAwsEnvironment } from './aws-environment.ts';
+export { AWS_ENVIRONMENT_KEYS, type AwsEnvironment, readAwsEnvironment } from './aws-environment.ts';
 
 export interface AwsDeps extends AppDeps {
   /** Claims made by this process name it: `lambda:<function>:<cold start id>`. */

@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as z from '../lib/zod.ts';
 
 /**
  * What the docker executor (shared/adapters/relay/docker-executor.ts) tells

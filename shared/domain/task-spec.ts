@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as z from '../lib/zod.ts';
 import { ENV_NAME } from './env-name.ts';
 import { RUN_KINDS } from './run-kind.ts';
 import { isShimOwnedEnv } from './shim-protocol.ts';

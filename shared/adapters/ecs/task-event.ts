@@ -1,6 +1,6 @@
 import type { EventBridgeEvent } from 'aws-lambda';
-import * as z from 'zod';
 import { isTerminal, type Run } from '../../domain/run.ts';
+import * as z from '../../lib/zod.ts';
 import type { BackendStatus } from '../../ports/launcher.ts';
 import {
   type EcsHandle,
@@ -13,25 +13,26 @@ import {
 import { ecsTaskStatus } from './task-outcome.ts';
 
 /** The fields of an "ECS Task State Change" detail we read; ECS sends many more. */
+const text = () => z.string().check(z.minLength(1));
 const DetailSchema = z.looseObject({
-  taskArn: z.string().min(1),
-  clusterArn: z.string().min(1),
-  lastStatus: z.string().min(1),
+  taskArn: text(),
+  clusterArn: text(),
+  lastStatus: text(),
   /** Increases with every change of the task; events may arrive in any order and more than once. */
-  version: z.int().nonnegative().optional(),
-  startedBy: z.string().optional(),
-  group: z.string().optional(),
-  stopCode: z.string().optional(),
-  stoppedReason: z.string().optional(),
-  containers: z
-    .array(
+  version: z.optional(z.int().check(z.minimum(0))),
+  startedBy: z.optional(z.string()),
+  group: z.optional(z.string()),
+  stopCode: z.optional(z.string()),
+  stoppedReason: z.optional(z.string()),
+  containers: z.optional(
+    z.array(
       z.looseObject({
         name: z.string(),
-        exitCode: z.int().optional(),
-        reason: z.string().optional(),
+        exitCode: z.optional(z.int()),
+        reason: z.optional(z.string()),
       }),
-    )
-    .optional(),
+    ),
+  ),
 });
 /** EventBridge's detail-type for ECS task state changes. */
 export const ECS_TASK_STATE_CHANGE = 'ECS Task State Change';

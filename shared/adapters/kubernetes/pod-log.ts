@@ -1,7 +1,7 @@
-import * as z from 'zod';
 import { encodeJsonCursor } from '../../domain/cursor.ts';
 import { ValidationError } from '../../domain/errors.ts';
 import { shimLineStream } from '../../domain/shim-protocol.ts';
+import * as z from '../../lib/zod.ts';
 import type { LogStream } from '../../ports/log-store.ts';
 
 /**
@@ -156,17 +156,15 @@ export type KubernetesLogCursor =
   | { readonly kind: 'pod'; readonly attempt: number; readonly position: LogPosition }
   | { readonly kind: 'archive'; readonly cursor: string };
 
+const count = () => z.int().check(z.minimum(0));
 const CursorSchema = z.union([
   z.strictObject({
-    a: z.int().min(0).max(999_999_999),
-    n: z.int().min(0),
-    t: z
-      .string()
-      .refine((t) => parseTimestamp(t) !== undefined)
-      .optional(),
-    k: z.int().min(0),
+    a: z.int().check(z.minimum(0), z.maximum(999_999_999)),
+    n: count(),
+    t: z.optional(z.string().check(z.refine((t) => parseTimestamp(t) !== undefined))),
+    k: count(),
   }),
-  z.strictObject({ z: z.string().min(1).max(4096) }),
+  z.strictObject({ z: z.string().check(z.minLength(1), z.maxLength(4096)) }),
 ]);
 
 export function encodeLogCursor(cursor: KubernetesLogCursor): string {
