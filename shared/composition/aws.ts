@@ -1,10 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ECSClient } from '@aws-sdk/client-ecs';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import { CloudWatchLogReader } from '../adapters/cloudwatch-logs/log-reader.ts';
 import { DynamoDiscoveryStore } from '../adapters/dynamodb/discovery-store.ts';
 import { DynamoLaunchBudgets } from '../adapters/dynamodb/launch-budget.ts';
 import { DynamoLaunchSlots } from '../adapters/dynamodb/launch-slots.ts';
@@ -12,9 +7,6 @@ import { DynamoLogStore } from '../adapters/dynamodb/log-store.ts';
 import { DynamoRunStore } from '../adapters/dynamodb/run-store.ts';
 import { DynamoTargetStore } from '../adapters/dynamodb/target-store.ts';
 import { RelayLauncher } from '../adapters/relay/relay-launcher.ts';
-import { SecretsManagerRunSecrets, submittedRunSecrets } from '../adapters/secrets-manager/run-secrets.ts';
-import { SecretsManagerSecretSource } from '../adapters/secrets-manager/secret-source.ts';
-import { SqsWorkQueue } from '../adapters/sqs/work-queue.ts';
 import type { AppDeps, RelayAvailability } from '../app/deps.ts';
 import { prepareTask } from '../app/task-prep.ts';
 import type { Run, Runner } from '../domain/run.ts';
@@ -29,7 +21,8 @@ import { buildStoredDiscovery } from './discovery.ts';
 import { lambdaLogger } from './lambda/logger.ts';
 import { accountOfQueueUrl, buildLaunchGate } from './launch-budget.ts';
 import { buildCloudLaunchers, lazyClusterAuth } from './launchers.ts';
-import { lazyClient } from './lazy-client.ts';
+import { lazyAwsClients, lazyLogReader, lazySecretSource, lazySqsQueue } from './lazy-aws.ts';
+import { lazySubmittedRunSecrets } from './lazy-run-secrets.ts';
 import { lazyS3AssetStore } from './lazy-s3-assets.ts';
 import { lazyPasswordSafe } from './password-safe.ts';
 import { NO_RELAY_REASON } from './runner-availability.ts';
@@ -61,20 +54,13 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
   const { env, settings } = readAwsEnvironment(source);
   const logger = lambdaLogger(env.LOG_LEVEL);
   const clock = systemClock;
-  // Every function reads the runs table; the other clients are made when first used.
-  const clients = {
-    dynamodb: new DynamoDBClient({}),
-    sqs: lazyClient(() => new SQSClient({})),
-    logs: lazyClient(() => new CloudWatchLogsClient({})),
-    ecs: lazyClient(() => new ECSClient({})),
-    secretsManager: lazyClient(() => new SecretsManagerClient({})),
-  };
+  // Every function reads the runs table; the other SDKs load, with their adapters, on first use (lazy-aws.ts).
+  const clients = { dynamodb: new DynamoDBClient({}), ...lazyAwsClients() };
   const store = new DynamoRunStore({ client: clients.dynamodb, tableName: env.RUNS_TABLE, clock });
   const targets = new DynamoTargetStore({ client: clients.dynamodb, tableName: env.RUNS_TABLE });
 
   const logStreams: Partial<Record<Runner, (run: Run) => string | undefined>> = {};
-  const logs = new CloudWatchLogReader({
-    client: clients.logs,
+  const logs = lazyLogReader(clients.logs, {
     logGroup: env.LOG_GROUP,
     streamFor: async (runId) => {
       const run = await store.getRun(runId);
@@ -92,7 +78,7 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
   });
   const assets = storage.assets;
 
-  const secrets = new SecretsManagerSecretSource({ client: clients.secretsManager, clock });
+  const secrets = lazySecretSource(clients.secretsManager, clock);
   const credentials = lazyPasswordSafe(settings, secrets);
   // Discovered VMs: each cloud's list in the runs table, so submit and dispatch can target them.
   const discovery = buildStoredDiscovery({
@@ -117,7 +103,7 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
   });
   const cloud = buildCloudLaunchers({
     settings,
-    clients: { ecs: () => clients.ecs, secretsManager: () => clients.secretsManager },
+    clients: { ecs: clients.ecs, secretsManager: clients.secretsManager },
     ecs: {
       taskDefinitions: env.ECS_TASK_DEFINITIONS ?? {},
       taskDefinitionsKey: 'ECS_TASK_DEFINITIONS',
@@ -142,7 +128,7 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
     unavailable.local = NO_RELAY_REASON;
   } else {
     launchers.local = new RelayLauncher(
-      new SqsWorkQueue({ client: clients.sqs, queueUrl: env.RELAY_QUEUE_URL }),
+      lazySqsQueue(clients.sqs, env.RELAY_QUEUE_URL),
       // Where the relay writes its output (runners/relay/config.ts: LOGS_TABLE, default RUNS_TABLE).
       runLogs,
     );
@@ -155,7 +141,7 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
   return {
     store,
     targets,
-    dispatchQueue: new SqsWorkQueue({ client: clients.sqs, queueUrl: env.DISPATCH_QUEUE_URL }),
+    dispatchQueue: lazySqsQueue(clients.sqs, env.DISPATCH_QUEUE_URL),
     logs,
     assets,
     storage,
@@ -181,9 +167,7 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
     ...(env.RUN_SECRETS_PREFIX === undefined
       ? {}
       : {
-          runSecrets: submittedRunSecrets(
-            new SecretsManagerRunSecrets({ client: clients.secretsManager, prefix: env.RUN_SECRETS_PREFIX }),
-          ),
+          runSecrets: lazySubmittedRunSecrets(clients.secretsManager, env.RUN_SECRETS_PREFIX),
         }),
     ownerId: `lambda:${env.AWS_LAMBDA_FUNCTION_NAME ?? 'remote-worker'}:${randomUUID().slice(0, 8)}`,
     ecsContainerName: env.ECS_CONTAINER_NAME,

@@ -1,11 +1,8 @@
 import type { ECSClient } from '@aws-sdk/client-ecs';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { TokenCredential } from '@azure/identity';
-import { awslogsStreamName } from '../adapters/cloudwatch-logs/log-reader.ts';
+import { awslogsStreamName } from '../adapters/cloudwatch-logs/stream-name.ts';
 import { parseEcsHandle } from '../adapters/ecs/handle.ts';
-import { EcsLauncher } from '../adapters/ecs/launcher.ts';
-import { describeSecretArn } from '../adapters/ecs/secret-arn.ts';
-import { SecretsManagerRunSecrets } from '../adapters/secrets-manager/run-secrets.ts';
 import type { Settings } from '../config/settings.ts';
 import { LauncherUnavailableError, LaunchRejectedError } from '../domain/errors.ts';
 import type { Run, Runner } from '../domain/run.ts';
@@ -42,8 +39,11 @@ export interface EcsRunnerConfig extends EcsDefinitions {
 /** What a backend's factory may use to build its launcher. */
 export interface LauncherContext {
   readonly settings: Settings;
-  /** The AWS clients the ECS runner calls, made on first use. */
-  readonly clients: { readonly ecs: () => ECSClient; readonly secretsManager: () => SecretsManagerClient };
+  /** The AWS clients the ECS runner calls, loaded and made on first use. */
+  readonly clients: {
+    readonly ecs: () => Promise<ECSClient>;
+    readonly secretsManager: () => Promise<SecretsManagerClient>;
+  };
   /** How this mode runs ECS tasks; undefined when it has no task definitions for them. */
   readonly ecs: EcsRunnerConfig;
   readonly store: RunStore;
@@ -93,27 +93,44 @@ export const cloudLauncherFactories = {
     const definitions = ecs.taskDefinitions;
     const container = ecs.containerName;
     return {
-      launcher: new EcsLauncher({
-        ecs: clients.ecs(),
-        cluster,
-        taskDefinitions: definitions,
-        containerName: container,
-        network,
-        // ECS fetches stored secrets itself, with the task's execution role: the dispatcher only describes them.
-        // Reading stays possible for material minted here (an EKS kubeconfig needs the stored one first).
-        prepare: (run, known) =>
-          prepare(run, { resolveSecrets: false, ...(known === undefined ? {} : { known }) }),
-        secretArn: describeSecretArn(clients.secretsManager()),
-        ...(ecs.runSecretsPrefix === undefined
-          ? {}
-          : {
-              runSecrets: new SecretsManagerRunSecrets({
-                client: clients.secretsManager(),
-                prefix: ecs.runSecretsPrefix,
+      // The ECS and Secrets Manager SDKs load on the first call: of the functions that build every
+      // launcher, the poller, the log reader and the dead-letter settler never reach ECS.
+      launcher: lazyLauncher('ecs', async () => {
+        const [
+          { EcsLauncher },
+          { describeSecretArn },
+          { SecretsManagerRunSecrets },
+          ecsClient,
+          secretsManager,
+        ] = await Promise.all([
+          import('../adapters/ecs/launcher.ts'),
+          import('../adapters/ecs/secret-arn.ts'),
+          import('../adapters/secrets-manager/run-secrets.ts'),
+          clients.ecs(),
+          clients.secretsManager(),
+        ]);
+        return new EcsLauncher({
+          ecs: ecsClient,
+          cluster,
+          taskDefinitions: definitions,
+          containerName: container,
+          network,
+          // ECS fetches stored secrets itself, with the task's execution role: the dispatcher only describes them.
+          // Reading stays possible for material minted here (an EKS kubeconfig needs the stored one first).
+          prepare: (run, known) =>
+            prepare(run, { resolveSecrets: false, ...(known === undefined ? {} : { known }) }),
+          secretArn: describeSecretArn(secretsManager),
+          ...(ecs.runSecretsPrefix === undefined
+            ? {}
+            : {
+                runSecrets: new SecretsManagerRunSecrets({
+                  client: secretsManager,
+                  prefix: ecs.runSecretsPrefix,
+                }),
               }),
-            }),
-        logs,
-        ...(ecs.familyPrefix === undefined ? {} : { perRunFamilyPrefix: ecs.familyPrefix }),
+          logs,
+          ...(ecs.familyPrefix === undefined ? {} : { perRunFamilyPrefix: ecs.familyPrefix }),
+        });
       }),
       logStream: (run) => {
         const handle = parseEcsHandle(run.launch?.handle);

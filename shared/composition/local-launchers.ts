@@ -1,5 +1,3 @@
-import type { ECSClient } from '@aws-sdk/client-ecs';
-import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { prepareTask } from '../app/task-prep.ts';
 import { type Settings, selectedRunners } from '../config/settings.ts';
 import type { Run, Runner } from '../domain/run.ts';
@@ -49,29 +47,19 @@ export async function buildLocalCloudLaunchers(options: {
   const wanted = selectedRunners(settings);
   const anchored = CLOUD_RUNNER_ANCHORS.some((key) => settings[key] !== undefined);
   if (!anchored && !CLOUD_RUNNERS.some((r) => wanted.has(r))) return {};
-  const [
-    { CloudWatchLogsClient },
-    { ECSClient },
-    { SecretsManagerClient },
-    { CloudWatchLogReader },
-    { buildCloudLaunchers },
-  ] = await Promise.all([
-    import('@aws-sdk/client-cloudwatch-logs'),
-    import('@aws-sdk/client-ecs'),
-    import('@aws-sdk/client-secrets-manager'),
-    import('../adapters/cloudwatch-logs/log-reader.ts'),
+  const [{ lazyAwsClients, lazyLogReader }, { buildCloudLaunchers }] = await Promise.all([
+    import('./lazy-aws.ts'),
     import('./launchers.ts'),
   ]);
-  let ecs: ECSClient | undefined;
-  let secretsManager: SecretsManagerClient | undefined;
+  // The AWS SDKs load when a launcher first calls them.
+  const clients = lazyAwsClients();
   const logGroup = settings.ansible_ecs_log_group;
   const streams: { ecs?: (run: Run) => string | undefined } = {};
   // Without the log group there is no ECS runner (below), so nothing reads these.
   const cloudWatchLogs: LogReader =
     logGroup === undefined
       ? { read: async () => ({ lines: [], nextCursor: '' }) }
-      : new CloudWatchLogReader({
-          client: new CloudWatchLogsClient({}),
+      : lazyLogReader(clients.logs, {
           logGroup,
           streamFor: async (runId) => {
             const run = await store.getRun(runId);
@@ -80,16 +68,7 @@ export async function buildLocalCloudLaunchers(options: {
         });
   const built = buildCloudLaunchers({
     settings,
-    clients: {
-      ecs: () => {
-        ecs ??= new ECSClient({});
-        return ecs;
-      },
-      secretsManager: () => {
-        secretsManager ??= new SecretsManagerClient({});
-        return secretsManager;
-      },
-    },
+    clients: { ecs: clients.ecs, secretsManager: clients.secretsManager },
     // Without the log group, a task's output could not be read back: ECS counts as not configured.
     ecs: {
       taskDefinitions: logGroup === undefined ? {} : (settings.ansible_ecs_task_definitions ?? {}),

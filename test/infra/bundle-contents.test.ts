@@ -262,6 +262,29 @@ describe('Lambda bundle contents', () => {
     },
   );
 
+  // The whole AWS composition (aws.ts) loads SQS, CloudWatch Logs, ECS and Secrets Manager on first use (lazy-aws.ts).
+  it.each([
+    'DispatchRuns',
+    'GetRunLogs',
+    'CancelRun',
+    'ReconcileRuns',
+    'PollBackends',
+    'SettleDeadLetters',
+    'EcsTaskStateChange',
+  ])('%s loads only the DynamoDB client by its first call; the others are chunks of their own', (name) => {
+    expect([...of(name).firstCall].filter((p) => p.startsWith('@aws-sdk/client-'))).toEqual([
+      '@aws-sdk/client-dynamodb',
+    ]);
+    expect(awsClients(name)).toEqual(
+      expect.arrayContaining([
+        '@aws-sdk/client-cloudwatch-logs',
+        '@aws-sdk/client-ecs',
+        '@aws-sdk/client-secrets-manager',
+        '@aws-sdk/client-sqs',
+      ]),
+    );
+  });
+
   it.each(['SubmitRun', 'SubmitBatch', 'RetryBatch'])(
     '%s holds no ECS or CloudWatch Logs client; by its first call it loads only DynamoDB, S3 and SQS',
     (name) => {

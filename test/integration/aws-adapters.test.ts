@@ -14,7 +14,8 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import { CreateQueueCommand, type SendMessageBatchCommandOutput, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { awslogsStreamName, CloudWatchLogReader } from '../../shared/adapters/cloudwatch-logs/log-reader.ts';
+import { CloudWatchLogReader } from '../../shared/adapters/cloudwatch-logs/log-reader.ts';
+import { awslogsStreamName } from '../../shared/adapters/cloudwatch-logs/stream-name.ts';
 import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
 import { S3AssetStore } from '../../shared/adapters/s3/asset-store.ts';
 import { SecretsManagerSecretSource } from '../../shared/adapters/secrets-manager/secret-source.ts';

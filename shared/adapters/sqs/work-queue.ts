@@ -10,6 +10,7 @@ import {
 import { once } from '../../lib/once.ts';
 import type { QueueMessage, ReceiveOptions, WorkQueue } from '../../ports/work-queue.ts';
 import * as limits from '../queue-limits.ts';
+import { sqsQueueName } from './queue-name.ts';
 
 /** Entries that failed on the service side (not our fault) are sent again this many times. */
 const BATCH_RETRIES = 2;
@@ -49,14 +50,7 @@ export class SqsWorkQueue implements WorkQueue {
   readonly #client: SQSClient;
 
   constructor(options: SqsWorkQueueOptions) {
-    const name = options.queueUrl
-      .split('/')
-      .filter((s) => s !== '')
-      .at(-1);
-    if (name === undefined || !/^https?:\/\//.test(options.queueUrl)) {
-      throw limits.invalid('queueUrl', 'must be an SQS queue URL');
-    }
-    this.name = name;
+    this.name = sqsQueueName(options.queueUrl);
     this.queueUrl = options.queueUrl;
     this.#client = options.client ?? defaultClient();
   }

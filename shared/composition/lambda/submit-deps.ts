@@ -6,10 +6,9 @@ import type { Runner } from '../../domain/run.ts';
 import type { ApiDeps } from '../../http/api-deps.ts';
 import { apiGatewayAuthenticator } from '../../http/api-gateway-auth.ts';
 import { newId } from '../../lib/ids.ts';
-import { onFirstUse } from '../../lib/on-first-use.ts';
 import type { LogReader } from '../../ports/log-store.ts';
-import type { RunSecretStore } from '../../ports/run-secret-store.ts';
 import { readAwsEnvironment } from '../aws-environment.ts';
+import { lazySecretsManagerClient, lazySubmittedRunSecrets } from '../lazy-run-secrets.ts';
 import { cloudRunnerAvailability, NO_RELAY_REASON, planningLaunchers } from '../runner-availability.ts';
 import { assetStorage } from './asset-deps.ts';
 import { lambdaLogger } from './logger.ts';
@@ -49,7 +48,9 @@ export function submitApiDeps(source: Readonly<Record<string, string | undefined
     relay,
     newId: () => newId(tables.clock.nowMs()),
     logger,
-    ...(env.RUN_SECRETS_PREFIX === undefined ? {} : { runSecrets: lazyRunSecrets(env.RUN_SECRETS_PREFIX) }),
+    ...(env.RUN_SECRETS_PREFIX === undefined
+      ? {}
+      : { runSecrets: lazySubmittedRunSecrets(lazySecretsManagerClient(), env.RUN_SECRETS_PREFIX) }),
     authenticate: apiGatewayAuthenticator(),
   };
 }
@@ -58,27 +59,3 @@ export function submitApiDeps(source: Readonly<Record<string, string | undefined
 const noLogs: LogReader = {
   read: () => Promise.reject(new LauncherUnavailableError('A submit does not read run output')),
 };
-
-/**
- * The per-run secrets of plaintext passwords sent at submit
- * (adapters/secrets-manager/run-secrets.ts `submittedRunSecrets`), with the
- * Secrets Manager client and adapter loaded on the first password kept.
- */
-function lazyRunSecrets(prefix: string): RunSecretStore {
-  const store = onFirstUse(async () => {
-    const [{ SecretsManagerClient }, adapter] = await Promise.all([
-      import('@aws-sdk/client-secrets-manager'),
-      import('../../adapters/secrets-manager/run-secrets.ts'),
-    ]);
-    return adapter.submittedRunSecrets(
-      new adapter.SecretsManagerRunSecrets({ client: new SecretsManagerClient({}), prefix }),
-    );
-  });
-  return {
-    put: async (runId, key, value) => (await store()).put(runId, key, value),
-    deleteFor: async (runId, keys) =>
-      keys.length === 0 ? undefined : (await store()).deleteFor(runId, keys),
-    // SecretsManagerRunSecrets.owns: a name under the prefix. Answered without loading the SDK.
-    owns: (name) => name.startsWith(prefix),
-  };
-}
