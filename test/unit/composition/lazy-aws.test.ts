@@ -28,7 +28,7 @@ function fakeClient<C>(answer: (command: { constructor: { name: string }; input:
   };
 }
 
-const clock = { nowMs: () => 1_000 };
+const clock = { now: () => new Date(1_000).toISOString(), nowMs: () => 1_000 };
 
 describe('lazy AWS adapters', () => {
   it('an SQS queue is named at once, loads its client on the first call, and sends through the adapter', async () => {
