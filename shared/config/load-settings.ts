@@ -12,9 +12,9 @@
  * each can be overridden by an environment variable of the same name upper-cased.
  */
 import { readFileSync } from 'node:fs';
-import * as z from '../lib/zod.ts';
 import { type FieldError, SettingsInvalidError } from '../domain/errors.ts';
 import type { Runner } from '../domain/run.ts';
+import * as z from '../lib/zod.ts';
 
 import { reportingTo, type SettingDef } from './settings/fields.ts';
 import {

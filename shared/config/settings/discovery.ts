@@ -1,6 +1,6 @@
-import * as z from '../../lib/zod.ts';
 import { HOSTING_CLOUDS } from '../../domain/target.ts';
 import { once } from '../../lib/once.ts';
+import * as z from '../../lib/zod.ts';
 
 /**
  * Cloud VM discovery's settings, spread into the one settings schema

@@ -1,6 +1,6 @@
-import * as z from '../../lib/zod.ts';
 import { RUNNERS } from '../../domain/run.ts';
 import { once } from '../../lib/once.ts';
+import * as z from '../../lib/zod.ts';
 
 /*
  * The field types the settings areas share, and the shape of an area's rules

@@ -1,6 +1,6 @@
-import * as z from '../../lib/zod.ts';
 import { HYPERVISORS, type Hypervisor } from '../../domain/hypervisors.ts';
 import { once } from '../../lib/once.ts';
+import * as z from '../../lib/zod.ts';
 import { text } from './fields.ts';
 
 /**

@@ -1,5 +1,5 @@
-import * as z from '../../lib/zod.ts';
 import { isDnsLabel, isDnsSubdomain } from '../../domain/kubernetes-names.ts';
+import * as z from '../../lib/zod.ts';
 import { defaulted, list, text } from './fields.ts';
 
 /** The Kubernetes pod runner: namespace, credentials and service account. */

@@ -1,5 +1,5 @@
-import * as z from '../../lib/zod.ts';
 import { once } from '../../lib/once.ts';
+import * as z from '../../lib/zod.ts';
 import { aciSettings } from './aci.ts';
 import { cloudRunSettings } from './cloud-run.ts';
 import { cloudSecretSettings } from './cloud-secrets.ts';

@@ -1,5 +1,5 @@
-import * as z from '../../lib/zod.ts';
 import { STORAGE_BACKENDS } from '../../domain/asset-access.ts';
+import * as z from '../../lib/zod.ts';
 import { type AreaSettings, defaulted, httpUrl, type RuleContext, text } from './fields.ts';
 
 /** Asset storage: the active backend, its location, and how long a task may take to fetch its asset. */
