@@ -12,9 +12,9 @@
  * each can be overridden by an environment variable of the same name upper-cased.
  */
 import { readFileSync } from 'node:fs';
-import * as z from 'zod';
 import { type FieldError, SettingsInvalidError } from '../domain/errors.ts';
 import type { Runner } from '../domain/run.ts';
+import * as z from '../lib/zod.ts';
 
 import { reportingTo, type SettingDef } from './settings/fields.ts';
 import {
@@ -45,9 +45,9 @@ export function selectedRunners(settings: Settings): ReadonlySet<Runner> {
 }
 export const SETTING_KEYS = Object.keys(SETTING_SHAPE) as readonly SettingKey[];
 
-const keySchemas = new Map<string, z.ZodType>();
+const keySchemas = new Map<string, z.ZodMiniType>();
 /** One key's schema, built the first time that key is parsed. */
-function keySchema(key: SettingKey): z.ZodType {
+function keySchema(key: SettingKey): z.ZodMiniType {
   let schema = keySchemas.get(key);
   if (schema === undefined) {
     schema = SETTING_SHAPE[key]();

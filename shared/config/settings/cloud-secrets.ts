@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../../lib/zod.ts';
 import { text } from './fields.ts';
 
 /**
@@ -11,15 +11,17 @@ import { text } from './fields.ts';
 export const cloudSecretSettings = {
   /** The Key Vault holding Azure VMs' SSH keys: https://<vault>.vault.azure.net */
   azure_key_vault_url: () =>
-    z
-      .url({ protocol: /^https$/, error: 'must be an https URL such as https://<vault>.vault.azure.net' })
-      .optional(),
+    z.optional(
+      z.url({ protocol: /^https$/, error: 'must be an https URL such as https://<vault>.vault.azure.net' }),
+    ),
   /** Key Vault secret holding Azure VMs' SSH private key (letters, digits and "-"); unset, Azure VMs bring their own credentials. */
   azure_ssh_key_secret_name: () =>
-    text()
-      .regex(
-        /^[0-9a-zA-Z-]{1,127}$/,
-        'must be a Key Vault secret name: letters, digits and "-" only (at most 127)',
-      )
-      .optional(),
+    z.optional(
+      text().check(
+        z.regex(
+          /^[0-9a-zA-Z-]{1,127}$/,
+          'must be a Key Vault secret name: letters, digits and "-" only (at most 127)',
+        ),
+      ),
+    ),
 };

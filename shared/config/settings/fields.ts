@@ -1,6 +1,6 @@
-import * as z from 'zod';
 import { RUNNERS } from '../../domain/run.ts';
 import { once } from '../../lib/once.ts';
+import * as z from '../../lib/zod.ts';
 
 /*
  * The field types the settings areas share, and the shape of an area's rules
@@ -15,7 +15,7 @@ import { once } from '../../lib/once.ts';
  * settings' share of a cold start. A key with a default says it with
  * `defaulted`, so an unset key takes its value without its schema being built.
  */
-export type SettingDef = (() => z.ZodType) & { readonly fallback?: unknown };
+export type SettingDef = (() => z.ZodMiniType) & { readonly fallback?: unknown };
 
 /** An area's keys, each built on first use. */
 export type LazyShape = Readonly<Record<string, SettingDef>>;
@@ -29,29 +29,31 @@ export function buildShape<T extends LazyShape>(shape: T): ShapeOf<T> {
 }
 
 /**
- * A key with a default: `defaulted(3, () => z.int().min(1))` builds
- * `z.int().min(1).default(3)` and records 3, which an unset key takes as is
+ * A key with a default: `defaulted(3, () => z.int().check(z.minimum(1)))` builds
+ * `z._default(z.int().check(z.minimum(1)), 3)` and records 3, which an unset key takes as is
  * (zod returns a default without parsing it; test/unit/config/settings/lazy.test.ts
  * holds every key to that).
  */
-export function defaulted<S extends z.ZodType>(
+export function defaulted<S extends z.ZodMiniType>(
   fallback: z.util.NoUndefined<z.output<S>>,
   build: () => S,
-): (() => z.ZodDefault<S>) & { readonly fallback: z.util.NoUndefined<z.output<S>> } {
-  return Object.assign(() => build().default(fallback as never) as z.ZodDefault<S>, { fallback });
+): (() => z.ZodMiniDefault<S>) & { readonly fallback: z.util.NoUndefined<z.output<S>> } {
+  return Object.assign(() => z._default(build(), fallback), { fallback });
 }
 
 export const runner = once(() => z.enum(RUNNERS));
 
 /*
  * `text()` and `httpUrl()` hand out one schema each rather than a new one per
- * key: a zod schema is immutable (`.optional()`, `.max()` return new ones),
+ * key: a zod schema is immutable (`z.optional()`, `.check()` return new ones),
  * and zod 4 builds every schema with real work (about 30 µs each), so a new
  * string-trim-min chain for each of the ~50 text keys was ~150 schemas, a few
  * milliseconds of every Lambda cold start, for the same validation.
  */
 /** An empty string is almost always a half-deleted value; make the operator omit the key instead. */
-export const text = once(() => z.string().trim().min(1, 'must not be empty: omit the key to leave it unset'));
+export const text = once(() =>
+  z.string().check(z.trim(), z.minLength(1, 'must not be empty: omit the key to leave it unset')),
+);
 
 /** An http(s) URL (Password Safe, Portainer, an Azure blob service). */
 export const httpUrl = once(() => z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }));
@@ -60,29 +62,34 @@ export const httpUrl = once(() => z.url({ protocol: /^https?$/, error: 'must be 
  * Lists arrive as one comma-separated string from an environment variable, but
  * a YAML file may just as well hold a real list; both end up as string[].
  */
-export const list = (item: z.ZodString) =>
-  z
-    .union([z.string(), z.array(z.string())])
-    .transform((value) =>
-      (typeof value === 'string' ? value.split(',') : value).map((s) => s.trim()).filter((s) => s !== ''),
-    )
-    .pipe(z.array(item));
+export const list = (item: z.ZodMiniString<string>) =>
+  z.pipe(
+    z.pipe(
+      z.union([z.string(), z.array(z.string())]),
+      z.transform((value: string | string[]) =>
+        (typeof value === 'string' ? value.split(',') : value).map((s) => s.trim()).filter((s) => s !== ''),
+      ),
+    ),
+    z.array(item),
+  );
 
 /**
  * One id or several, comma-separated (how the seeds' `ansible_ecs_subnet_id` is written), each of a
  * shape: a typo in a network id otherwise shows up only when the cloud refuses the first launch.
  */
 export const idList = (pattern: RegExp, example: string) =>
-  text().refine((value) => value.split(',').every((id) => id.trim() === '' || pattern.test(id.trim())), {
-    error: `must be ${example}, or several comma-separated`,
-  });
+  text().check(
+    z.refine((value) => value.split(',').every((id) => id.trim() === '' || pattern.test(id.trim())), {
+      error: `must be ${example}, or several comma-separated`,
+    }),
+  );
 
 export const cidr = once(() =>
   z.union([z.cidrv4(), z.cidrv6()], { error: 'must be an IPv4 or IPv6 CIDR such as 203.0.113.7/32' }),
 );
 
 /** The parsed settings of one area's keys. */
-export type AreaSettings<S extends LazyShape> = z.output<z.ZodObject<ShapeOf<S>>>;
+export type AreaSettings<S extends LazyShape> = z.output<z.ZodMiniObject<ShapeOf<S>>>;
 
 /** How an area's rules report a problem: each on the key it names. */
 export interface RuleContext {
@@ -101,5 +108,5 @@ export function reportingTo(report: (key: string, message: string) => void): Rul
   };
 }
 
-export const ruleContext = (ctx: z.RefinementCtx): RuleContext =>
+export const ruleContext = (ctx: z.core.$RefinementCtx): RuleContext =>
   reportingTo((key, message) => ctx.addIssue({ code: 'custom', path: [key], message }));

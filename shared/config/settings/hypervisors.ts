@@ -1,6 +1,6 @@
-import * as z from 'zod';
 import { HYPERVISORS, type Hypervisor } from '../../domain/hypervisors.ts';
 import { once } from '../../lib/once.ts';
+import * as z from '../../lib/zod.ts';
 import { text } from './fields.ts';
 
 /**
@@ -20,15 +20,17 @@ import { text } from './fields.ts';
  * immutable): building them per hypervisor cost a cold start ~40 schemas more.
  */
 // Optional rather than default(false): unset is off, and the defaults stay the documented few.
-const ENABLED = once(() => z.boolean().optional());
+const ENABLED = once(() => z.optional(z.boolean()));
 const HOST = once(() =>
-  text()
-    .max(253)
-    .regex(/^[A-Za-z0-9._:[\]-]+$/, 'must be a host name or an IP address, without a scheme or a path')
-    .optional(),
+  z.optional(
+    text().check(
+      z.maxLength(253),
+      z.regex(/^[A-Za-z0-9._:[\]-]+$/, 'must be a host name or an IP address, without a scheme or a path'),
+    ),
+  ),
 );
-const USER = once(() => text().max(64).optional());
-const SECRET_NAME = once(() => text().optional());
+const USER = once(() => z.optional(text().check(z.maxLength(64))));
+const SECRET_NAME = once(() => z.optional(text()));
 
 function integration<H extends Hypervisor>(name: H) {
   return {
@@ -36,8 +38,11 @@ function integration<H extends Hypervisor>(name: H) {
     [`${name}_host`]: HOST,
     [`${name}_user`]: USER,
     [`${name}_password_secret`]: SECRET_NAME,
-  } as Record<`${H}_enabled`, () => z.ZodOptional<z.ZodBoolean>> &
-    Record<`${H}_host` | `${H}_user` | `${H}_password_secret`, () => z.ZodOptional<z.ZodString>>;
+  } as Record<`${H}_enabled`, () => z.ZodMiniOptional<z.ZodMiniBoolean<boolean>>> &
+    Record<
+      `${H}_host` | `${H}_user` | `${H}_password_secret`,
+      () => z.ZodMiniOptional<z.ZodMiniString<string>>
+    >;
 }
 
 export const HYPERVISOR_SETTINGS = {
@@ -47,5 +52,5 @@ export const HYPERVISOR_SETTINGS = {
   ...integration(HYPERVISORS[3]),
   ...integration(HYPERVISORS[4]),
   /** Proxmox's API token secret name: the management API accepts it, SSH does not. */
-  proxmox_token_secret: () => text().optional(),
+  proxmox_token_secret: () => z.optional(text()),
 };

@@ -1,13 +1,15 @@
-import * as z from 'zod';
+import * as z from '../../lib/zod.ts';
 import { defaulted } from './fields.ts';
 
 /** A sustained launch rate per second; 0 turns that backend's budget off. */
-const perSecond = (fallback: number) => defaulted(fallback, () => z.number().min(0).max(10_000));
+const perSecond = (fallback: number) =>
+  defaulted(fallback, () => z.number().check(z.minimum(0), z.maximum(10_000)));
 /** Launches allowed at once from a full bucket. */
-const burst = (fallback: number) => defaulted(fallback, () => z.int().min(1).max(100_000));
+const burst = (fallback: number) =>
+  defaulted(fallback, () => z.int().check(z.minimum(1), z.maximum(100_000)));
 
 /** How many runs may hold a slot at once; 0 turns that backend's cap off. */
-const cap = (fallback: number) => defaulted(fallback, () => z.int().min(0).max(100_000));
+const cap = (fallback: number) => defaulted(fallback, () => z.int().check(z.minimum(0), z.maximum(100_000)));
 
 /**
  * Launch budgets: a token bucket per backend and scope (account/region,
@@ -71,5 +73,5 @@ export const launchBudgetSettings = {
    */
   launch_cap_kubernetes_pods: cap(100),
   /** How long a run beyond a cap waits before it asks for a slot again (and as long again, spread). */
-  launch_cap_wait_seconds: defaulted(10, () => z.int().min(1).max(900)),
+  launch_cap_wait_seconds: defaulted(10, () => z.int().check(z.minimum(1), z.maximum(900))),
 };

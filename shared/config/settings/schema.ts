@@ -1,5 +1,5 @@
-import * as z from 'zod';
 import { once } from '../../lib/once.ts';
+import * as z from '../../lib/zod.ts';
 import { aciSettings } from './aci.ts';
 import { cloudRunSettings } from './cloud-run.ts';
 import { cloudSecretSettings } from './cloud-secrets.ts';
@@ -22,7 +22,7 @@ import { checkStorage, storageSettings } from './storage.ts';
  * builds only the keys it parses.
  *
  * A new area (a new runner, say) is a file beside these that exports its keys
- * (`export const fooSettings = { foo_url: () => httpUrl().optional(), … }`, a
+ * (`export const fooSettings = { foo_url: () => z.optional(httpUrl()), … }`, a
  * default as `foo_port: defaulted(443, () => z.int())`) and, when keys depend
  * on each other, a `checkFoo(settings, check)`; spread the keys in below and
  * call the rules in checkSettings. Keys keep the seeds' snake_case names; each
@@ -53,7 +53,7 @@ export const SETTING_SHAPE = {
 export type SettingKey = keyof typeof SETTING_SHAPE;
 
 /** The parsed settings: every key's output, defaults applied. */
-export type Settings = z.output<z.ZodObject<ShapeOf<typeof SETTING_SHAPE>>>;
+export type Settings = z.output<z.ZodMiniObject<ShapeOf<typeof SETTING_SHAPE>>>;
 
 /** Every area's rules across its keys, on settings whose every key parsed. */
 export function checkSettings(settings: Settings, check: RuleContext): void {
@@ -71,5 +71,5 @@ export function checkSettings(settings: Settings, check: RuleContext): void {
 export const settingsSchema = once(() =>
   z
     .strictObject(buildShape(SETTING_SHAPE))
-    .superRefine((settings, ctx) => checkSettings(settings, ruleContext(ctx))),
+    .check(z.superRefine((settings, ctx) => checkSettings(settings, ruleContext(ctx)))),
 );

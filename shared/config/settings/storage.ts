@@ -1,36 +1,36 @@
-import * as z from 'zod';
 import { STORAGE_BACKENDS } from '../../domain/asset-access.ts';
+import * as z from '../../lib/zod.ts';
 import { type AreaSettings, defaulted, httpUrl, type RuleContext, text } from './fields.ts';
 
 /** Asset storage: the active backend, its location, and how long a task may take to fetch its asset. */
 export const storageSettings = {
   // Asset storage. The active backend is where POST /assets writes and runs read; unset, local mode
   // uses the local filesystem and a deployed stack its S3 bucket. In-cloud tasks get a read URL.
-  storage_backend: () => z.enum(STORAGE_BACKENDS).optional(),
+  storage_backend: () => z.optional(z.enum(STORAGE_BACKENDS)),
   /**
    * The local backend's root. Unset: `<REMOTE_WORKER_DATA_DIR>/assets`, seeded with the examples on first
    * start (bin/local-mode/asset-root.ts), so uploads never land in the source tree.
    */
-  local_storage_path: () => text().optional(),
+  local_storage_path: () => z.optional(text()),
   /** S3 bucket (and key prefix) of the s3 backend; a deployed stack sets its own bucket. */
-  asset_s3_bucket: () => text().optional(),
-  asset_s3_prefix: () => z.string().optional(),
+  asset_s3_bucket: () => z.optional(text()),
+  asset_s3_prefix: () => z.optional(z.string()),
   /** Blob service URL of the azure_blob backend: https://<account>.blob.core.windows.net */
-  azure_storage_account_url: () => httpUrl().optional(),
-  azure_storage_container: () => text().optional(),
-  azure_storage_prefix: () => z.string().optional(),
+  azure_storage_account_url: () => z.optional(httpUrl()),
+  azure_storage_container: () => z.optional(text()),
+  azure_storage_prefix: () => z.optional(z.string()),
   /**
    * The NAME of the secret holding the storage account key, never the key: with it, read SASs are signed
    * with the key; without it, with a user delegation key the Azure identity (AZURE_* env) asks for.
    */
-  azure_storage_key_secret: () => text().optional(),
-  gcs_bucket: () => text().optional(),
-  gcs_prefix: () => z.string().optional(),
+  azure_storage_key_secret: () => z.optional(text()),
+  gcs_bucket: () => z.optional(text()),
+  gcs_prefix: () => z.optional(z.string()),
   /**
    * How long a launched task has to start and fetch its asset: the lifetime of its read URL (never past
    * the run's own deadline). Fargate image pulls and Cloud Run cold starts take minutes at worst.
    */
-  start_deadline_seconds: defaulted(900, () => z.int().min(60).max(43_200)),
+  start_deadline_seconds: defaulted(900, () => z.int().check(z.minimum(60), z.maximum(43_200))),
 };
 
 /** Rules across the storage keys: each backend needs its location. */
