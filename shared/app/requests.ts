@@ -1,10 +1,10 @@
-import * as z from '../lib/zod.ts';
 import { MAX_ASSET_PATH_LENGTH } from '../domain/asset-path.ts';
 import { MAX_BATCH_TARGETS } from '../domain/batch.ts';
 import { isEnvName } from '../domain/env-name.ts';
 import { isPlaintextPasswordVar } from '../domain/ephemeral-secrets.ts';
 import { K8sOperationSchema, RUN_KINDS, SecretBindingSchema } from '../domain/run.ts';
 import { TargetIdSchema } from '../domain/target.ts';
+import * as z from '../lib/zod.ts';
 
 /**
  * What the use cases take as input, with every rule an input must meet:

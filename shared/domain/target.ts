@@ -1,5 +1,5 @@
-import * as z from '../lib/zod.ts';
 import { once } from '../lib/once.ts';
+import * as z from '../lib/zod.ts';
 import { displayName } from './display-text.ts';
 
 /**

@@ -1,5 +1,5 @@
-import * as z from '../lib/zod.ts';
 import { HOSTING_CLOUDS } from '../domain/target.ts';
+import * as z from '../lib/zod.ts';
 
 /** `GET /discovery` and `POST /discovery/refresh`: the cached list of discovered cloud VMs. */
 const CloudDiscovery = z.object({

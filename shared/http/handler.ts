@@ -1,7 +1,7 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type * as z from '../lib/zod.ts';
 import { DomainError, type FieldError, ValidationError } from '../domain/errors.ts';
+import type * as z from '../lib/zod.ts';
 import type { Logger } from '../ports/logger.ts';
 import { MAX_BODY_BYTES, readJsonBody } from './json-body.ts';
 import { problemResponse } from './problem.ts';

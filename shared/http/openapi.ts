@@ -1,5 +1,5 @@
-import * as z from '../lib/zod.ts';
 import type { ErrorCode } from '../domain/errors.ts';
+import * as z from '../lib/zod.ts';
 import { PROBLEM_KINDS, problemType } from './problem.ts';
 import {
   REQUESTS,

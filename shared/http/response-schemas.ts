@@ -1,4 +1,3 @@
-import * as z from '../lib/zod.ts';
 import { RETRYABLE_STATES } from '../domain/batch.ts';
 import { K8sOperationSchema, RUN_KINDS, RUN_STATES, RUNNERS, SecretBindingSchema } from '../domain/run.ts';
 import {
@@ -8,6 +7,7 @@ import {
   VirtualDesktopTargetSchema,
   VmTargetSchema,
 } from '../domain/target.ts';
+import * as z from '../lib/zod.ts';
 
 /**
  * What the API answers, as zod schemas: the source of the OpenAPI response

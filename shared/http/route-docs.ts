@@ -1,8 +1,8 @@
-import type * as z from '../lib/zod.ts';
 import { MAX_ASSET_BYTES } from '../app/assets.ts';
 import { MAX_BATCH_TARGETS } from '../domain/batch.ts';
 import type { ErrorCode } from '../domain/errors.ts';
 import { TargetBodySchema } from '../domain/target.ts';
+import type * as z from '../lib/zod.ts';
 import { DiscoverySnapshotSchema } from './discovery-schemas.ts';
 import { SubmitBatchBody, SubmitRunBody, UploadAssetBody } from './request-schemas.ts';
 import {

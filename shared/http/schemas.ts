@@ -1,9 +1,9 @@
-import * as z from '../lib/zod.ts';
 import type { SubmittedBatch } from '../app/batches.ts';
 import { maskPasswordVars } from '../domain/redaction.ts';
 import { RUN_STATES, type Run } from '../domain/run.ts';
 import { type RunTimings, runTimings } from '../domain/run-timings.ts';
 import { TargetIdSchema } from '../domain/target.ts';
+import * as z from '../lib/zod.ts';
 import { LOG_PAGE_DEFAULT_LINES, LOG_PAGE_MAX_LINES } from '../ports/log-store.ts';
 
 /** A string of `min` to `max` characters. */
