@@ -110,8 +110,7 @@ export const SubmitBatchRequest = z
     kind: KIND_FIELD,
     targetIds: z
       .array(TargetIdSchema)
-      .check(z.minLength(1), z.maxLength(MAX_BATCH_TARGETS))
-      .check(z.describe('distinct target ids')),
+      .check(z.minLength(1), z.maxLength(MAX_BATCH_TARGETS), z.describe('distinct target ids')),
     ...RUN_REQUEST_REST,
   })
   .check(z.superRefine(checkRunRequest));

@@ -29,17 +29,13 @@ export const hasHiddenCharacter = (s: string): boolean => HIDDEN.test(s);
  * displayName(200).parse('a\u202Eb');    // throws: a bidirectional control
  */
 export const displayName = (max: number) =>
-  z
-    .string()
-    .check(
-      z.minLength(1),
-      z.maxLength(max),
-      z.refine((s) => s.trim() !== '', 'must not be only whitespace'),
-      z.refine(
-        (s) => !HIDDEN.test(s),
-        'must not contain control characters, bidirectional controls or invisible format characters',
-      ),
-    )
-    .check(
-      z.describe('At least one visible character; no control, bidirectional or invisible format characters'),
-    );
+  z.string().check(
+    z.minLength(1),
+    z.maxLength(max),
+    z.refine((s) => s.trim() !== '', 'must not be only whitespace'),
+    z.refine(
+      (s) => !HIDDEN.test(s),
+      'must not contain control characters, bidirectional controls or invisible format characters',
+    ),
+    z.describe('At least one visible character; no control, bidirectional or invisible format characters'),
+  );
