@@ -1,10 +1,10 @@
-import * as z from 'zod';
 import { MAX_ASSET_PATH_LENGTH } from '../domain/asset-path.ts';
 import { MAX_BATCH_TARGETS } from '../domain/batch.ts';
 import { isEnvName } from '../domain/env-name.ts';
 import { isPlaintextPasswordVar } from '../domain/ephemeral-secrets.ts';
 import { K8sOperationSchema, RUN_KINDS, SecretBindingSchema } from '../domain/run.ts';
 import { TargetIdSchema } from '../domain/target.ts';
+import * as z from '../lib/zod.ts';
 
 /**
  * What the use cases take as input, with every rule an input must meet:
@@ -16,29 +16,27 @@ import { TargetIdSchema } from '../domain/target.ts';
 /** Extra vars travel in the run record and to the task: keep them modest. */
 const MAX_EXTRA_VARS_BYTES = 64 * 1024;
 
+/** A string of `min` to `max` characters. */
+const text = (min: number, max: number) => z.string().check(z.minLength(min), z.maxLength(max));
+
 /** Fields every run request shares: `POST /runs` adds `targetId`, `POST /batches` adds `targetIds`. */
 const RUN_REQUEST_FIELDS = {
   kind: z.enum(RUN_KINDS),
-  asset: z.string().min(1).max(1024),
-  extraVars: z.record(z.string(), z.unknown()).default({}),
-  secrets: z.array(SecretBindingSchema).max(50).default([]),
-  operation: K8sOperationSchema.optional(),
-  sshUser: z.string().min(1).max(64).optional(),
-  managedAccount: z.string().min(1).max(256).optional(),
-  timeoutSeconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(7 * 24 * 3600)
-    .optional(),
+  asset: text(1, 1024),
+  extraVars: z._default(z.record(z.string(), z.unknown()), {}),
+  secrets: z._default(z.array(SecretBindingSchema).check(z.maxLength(50)), []),
+  operation: z.optional(K8sOperationSchema),
+  sshUser: z.optional(text(1, 64)),
+  managedAccount: z.optional(text(1, 256)),
+  timeoutSeconds: z.optional(z.int().check(z.minimum(1), z.maximum(7 * 24 * 3600))),
 };
 
-type RunRequestFields = z.infer<z.ZodObject<typeof RUN_REQUEST_FIELDS>>;
+type RunRequestFields = z.infer<z.ZodMiniObject<typeof RUN_REQUEST_FIELDS>>;
 /** Everything but `kind`, so the target field can come second in the documented schema. */
 const { kind: KIND_FIELD, ...RUN_REQUEST_REST } = RUN_REQUEST_FIELDS;
 
 /** Cross-field rules of a run request (variable names, extra-var size, secret bindings, k8s operation). */
-function checkRunRequest(body: RunRequestFields, ctx: z.RefinementCtx<RunRequestFields>): void {
+function checkRunRequest(body: RunRequestFields, ctx: z.core.$RefinementCtx<RunRequestFields>): void {
   for (const key of Object.keys(body.extraVars)) {
     if (!isEnvName(key)) {
       ctx.addIssue({ code: 'custom', path: ['extraVars', key], message: 'must be a valid variable name' });
@@ -98,8 +96,8 @@ function checkRunRequest(body: RunRequestFields, ctx: z.RefinementCtx<RunRequest
 }
 
 export const SubmitRunRequest = z
-  .strictObject({ kind: KIND_FIELD, targetId: TargetIdSchema.optional(), ...RUN_REQUEST_REST })
-  .superRefine(checkRunRequest);
+  .strictObject({ kind: KIND_FIELD, targetId: z.optional(TargetIdSchema), ...RUN_REQUEST_REST })
+  .check(z.superRefine(checkRunRequest));
 export type SubmitRunRequest = z.infer<typeof SubmitRunRequest>;
 
 /**
@@ -110,10 +108,12 @@ export type SubmitRunRequest = z.infer<typeof SubmitRunRequest>;
 export const SubmitBatchRequest = z
   .strictObject({
     kind: KIND_FIELD,
-    targetIds: z.array(TargetIdSchema).min(1).max(MAX_BATCH_TARGETS).describe('distinct target ids'),
+    targetIds: z
+      .array(TargetIdSchema)
+      .check(z.minLength(1), z.maxLength(MAX_BATCH_TARGETS), z.describe('distinct target ids')),
     ...RUN_REQUEST_REST,
   })
-  .superRefine(checkRunRequest);
+  .check(z.superRefine(checkRunRequest));
 export type SubmitBatchRequest = z.infer<typeof SubmitBatchRequest>;
 
 /**
@@ -121,9 +121,9 @@ export type SubmitBatchRequest = z.infer<typeof SubmitBatchRequest>;
  * Lambda pass through unchanged (the decoded size limit lives in assets.ts).
  */
 export const UploadAssetRequest = z.strictObject({
-  path: z.string().min(1).max(MAX_ASSET_PATH_LENGTH),
+  path: text(1, MAX_ASSET_PATH_LENGTH),
   // An empty file is almost always a failed read on the client's side, and runs as nothing at all.
-  contentBase64: z.base64().min(1, 'must not be empty: upload a file with content'),
-  overwrite: z.boolean().default(false),
+  contentBase64: z.base64().check(z.minLength(1, 'must not be empty: upload a file with content')),
+  overwrite: z._default(z.boolean(), false),
 });
 export type UploadAssetRequest = z.infer<typeof UploadAssetRequest>;

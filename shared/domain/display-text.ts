@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../lib/zod.ts';
 
 /**
  * Characters that are not seen but change what a reader sees: controls (Cc),
@@ -29,13 +29,13 @@ export const hasHiddenCharacter = (s: string): boolean => HIDDEN.test(s);
  * displayName(200).parse('a\u202Eb');    // throws: a bidirectional control
  */
 export const displayName = (max: number) =>
-  z
-    .string()
-    .min(1)
-    .max(max)
-    .refine((s) => s.trim() !== '', 'must not be only whitespace')
-    .refine(
+  z.string().check(
+    z.minLength(1),
+    z.maxLength(max),
+    z.refine((s) => s.trim() !== '', 'must not be only whitespace'),
+    z.refine(
       (s) => !HIDDEN.test(s),
       'must not contain control characters, bidirectional controls or invisible format characters',
-    )
-    .describe('At least one visible character; no control, bidirectional or invisible format characters');
+    ),
+    z.describe('At least one visible character; no control, bidirectional or invisible format characters'),
+  );

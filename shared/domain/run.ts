@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../lib/zod.ts';
 import { ENV_NAME } from './env-name.ts';
 import { InvalidTransitionError } from './errors.ts';
 import { isBudgetWaitReason } from './launch-budget.ts';
@@ -40,11 +40,16 @@ export const canTransition = (from: RunState, to: RunState): boolean => TRANSITI
  * nothing (target.ts says how much with its body schemas).
  */
 
+/** A string of `min` to `max` characters. */
+const text = (min: number, max: number) => z.string().check(z.minLength(min), z.maxLength(max));
+
 /** A named secret bound to a play variable ("Use a secret"). Only the name is stored. */
 export const SecretBindingSchema = z.lazy(() =>
   z.strictObject({
-    var: z.string().min(1).max(128).regex(ENV_NAME, 'must be a valid variable name'),
-    secret: z.string().min(1).max(512),
+    var: z
+      .string()
+      .check(z.minLength(1), z.maxLength(128), z.regex(ENV_NAME, 'must be a valid variable name')),
+    secret: text(1, 512),
   }),
 );
 export type SecretBinding = z.infer<typeof SecretBindingSchema>;
@@ -52,24 +57,24 @@ export type SecretBinding = z.infer<typeof SecretBindingSchema>;
 /** A kubectl/helm operation (k8s_op runs). Arguments are passed as argv, never through a shell. */
 export const K8sOperationSchema = z.lazy(() =>
   z.discriminatedUnion('action', [
-    z.strictObject({ action: z.literal('apply'), namespace: z.string().min(1).max(63).optional() }),
-    z.strictObject({ action: z.literal('delete'), namespace: z.string().min(1).max(63).optional() }),
+    z.strictObject({ action: z.literal('apply'), namespace: z.optional(text(1, 63)) }),
+    z.strictObject({ action: z.literal('delete'), namespace: z.optional(text(1, 63)) }),
     z.strictObject({
       action: z.literal('get_secret'),
-      namespace: z.string().min(1).max(63),
-      name: z.string().min(1).max(253),
+      namespace: text(1, 63),
+      name: text(1, 253),
     }),
     z.strictObject({
       action: z.literal('helm_repo_add'),
-      repoName: z.string().min(1).max(63),
+      repoName: text(1, 63),
       repoUrl: z.url(),
     }),
     z.strictObject({
       action: z.literal('helm_upgrade'),
-      release: z.string().min(1).max(53),
-      chart: z.string().min(1).max(512),
-      namespace: z.string().min(1).max(63).optional(),
-      version: z.string().min(1).max(64).optional(),
+      release: text(1, 53),
+      chart: text(1, 512),
+      namespace: z.optional(text(1, 63)),
+      version: z.optional(text(1, 64)),
     }),
   ]),
 );

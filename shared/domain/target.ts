@@ -1,5 +1,5 @@
-import * as z from 'zod';
 import { once } from '../lib/once.ts';
+import * as z from '../lib/zod.ts';
 import { displayName } from './display-text.ts';
 
 /**
@@ -18,11 +18,13 @@ export const isHostingCloud = (cloud: Cloud): cloud is HostingCloud =>
 
 const targetId = z
   .string()
-  .min(1)
-  .max(128)
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9._:-]*$/,
-    'letters, digits, and . _ : - only, starting with a letter or digit',
+  .check(
+    z.minLength(1),
+    z.maxLength(128),
+    z.regex(
+      /^[A-Za-z0-9][A-Za-z0-9._:-]*$/,
+      'letters, digits, and . _ : - only, starting with a letter or digit',
+    ),
   );
 export const TargetIdSchema = targetId;
 
@@ -40,54 +42,57 @@ const shared = once(() => ({
   base: {
     name: displayName(200),
     cloud: z.enum(CLOUDS),
-    labels: z.record(z.string().max(63), z.string().max(256)).optional(),
+    labels: z.optional(z.record(z.string().check(z.maxLength(63)), z.string().check(z.maxLength(256)))),
   },
-  port: z.number().int().min(1).max(65535),
+  port: z.int().check(z.minimum(1), z.maximum(65535)),
 }));
 
+/** A string of `min` to `max` characters. */
+const text = (min: number, max: number) => z.string().check(z.minLength(min), z.maxLength(max));
+
 /** A kind's body, built on first use: the fields every kind shares, its `kind`, then its own `fields`. */
-const kindBody = <K extends string, F extends z.ZodRawShape>(kind: K, fields: () => F) =>
+const kindBody = <K extends string, F extends z.core.$ZodShape>(kind: K, fields: () => F) =>
   z.lazy(() => z.strictObject({ ...shared().base, kind: z.literal(kind), ...fields() }));
 
 export const VmTargetSchema = kindBody('vm', () => ({
   /** Host name or IP the runner connects to. Absent for VMs known only by node + VMID. */
-  address: z.string().min(1).max(253).optional(),
-  port: shared().port.optional(),
-  connection: z.enum(['ssh', 'winrm', 'local']).default('ssh'),
-  os: z.enum(['linux', 'windows']).optional(),
-  hypervisorGroup: z.string().min(1).max(100).optional(),
+  address: z.optional(text(1, 253)),
+  port: z.optional(shared().port),
+  connection: z._default(z.enum(['ssh', 'winrm', 'local']), 'ssh'),
+  os: z.optional(z.enum(['linux', 'windows'])),
+  hypervisorGroup: z.optional(text(1, 100)),
   /** Proxmox / Nutanix deployments record a node + VMID rather than an address. */
-  node: z.string().min(1).max(100).optional(),
-  vmid: z.number().int().nonnegative().optional(),
-  sshUser: z.string().min(1).max(64).optional(),
+  node: z.optional(text(1, 100)),
+  vmid: z.optional(z.int().check(z.minimum(0))),
+  sshUser: z.optional(text(1, 64)),
 }));
 
 export const ClusterTargetSchema = kindBody('cluster', () => ({
   provider: z.enum(['eks', 'aks', 'gke', 'kubeconfig', 'k3s', 'other']),
   /** Name of the secret holding the kubeconfig or cloud credentials; never the credential itself. */
-  credentialsRef: z.string().min(1).max(256).optional(),
-  region: z.string().min(1).max(64).optional(),
-  clusterName: z.string().min(1).max(200).optional(),
+  credentialsRef: z.optional(text(1, 256)),
+  region: z.optional(text(1, 64)),
+  clusterName: z.optional(text(1, 200)),
 }));
 
 export const DatabaseTargetSchema = kindBody('database', () => ({
   engine: z.enum(['postgresql', 'mysql', 'mariadb', 'mssql', 'oracle', 'mongodb']),
-  endpoint: z.strictObject({ host: z.string().min(1).max(253), port: shared().port.optional() }),
+  endpoint: z.strictObject({ host: text(1, 253), port: z.optional(shared().port) }),
   source: z.enum(['provisioned', 'registered']),
   /** Password Safe managed account checked out just in time (registered databases). */
-  managedAccount: z.string().min(1).max(256).optional(),
+  managedAccount: z.optional(text(1, 256)),
   /** Secret holding the admin credential of a provisioned database. */
-  credentialsRef: z.string().min(1).max(256).optional(),
+  credentialsRef: z.optional(text(1, 256)),
 }));
 
 export const VirtualDesktopTargetSchema = kindBody('virtual_desktop', () => ({}));
 
 export const TargetBodySchema = z.lazy(() =>
   z.discriminatedUnion('kind', [
-    VmTargetSchema.unwrap(),
-    ClusterTargetSchema.unwrap(),
-    DatabaseTargetSchema.unwrap(),
-    VirtualDesktopTargetSchema.unwrap(),
+    VmTargetSchema.def.getter(),
+    ClusterTargetSchema.def.getter(),
+    DatabaseTargetSchema.def.getter(),
+    VirtualDesktopTargetSchema.def.getter(),
   ]),
 );
 export type TargetBody = z.infer<typeof TargetBodySchema>;

@@ -1,7 +1,7 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { z } from 'zod';
 import { DomainError, type FieldError, ValidationError } from '../domain/errors.ts';
+import type * as z from '../lib/zod.ts';
 import type { Logger } from '../ports/logger.ts';
 import { MAX_BODY_BYTES, readJsonBody } from './json-body.ts';
 import { problemResponse } from './problem.ts';
@@ -36,9 +36,9 @@ interface Request<B, Q, P> {
 }
 
 export interface Route<B, Q, P> {
-  readonly body?: z.ZodType<B>;
-  readonly query?: z.ZodType<Q>;
-  readonly params?: z.ZodType<P>;
+  readonly body?: z.ZodMiniType<B>;
+  readonly query?: z.ZodMiniType<Q>;
+  readonly params?: z.ZodMiniType<P>;
   /** Skip authentication (liveness and the OpenAPI contract only). */
   readonly public?: boolean;
   /** Body size limit for this route; MAX_BODY_BYTES when absent. */
@@ -56,14 +56,14 @@ export const json = (
   body: JSON.stringify(body),
 });
 
-function fieldErrors(error: z.ZodError, prefix: string): FieldError[] {
+function fieldErrors(error: z.core.$ZodError, prefix: string): FieldError[] {
   return error.issues.map((issue) => ({
     path: [prefix, ...issue.path.map(String)].filter((p) => p !== '').join('.'),
     message: issue.message,
   }));
 }
 
-function validate<T>(schema: z.ZodType<T> | undefined, value: unknown, where: string): T {
+function validate<T>(schema: z.ZodMiniType<T> | undefined, value: unknown, where: string): T {
   if (schema === undefined) return undefined as T;
   const parsed = schema.safeParse(value);
   if (!parsed.success) {

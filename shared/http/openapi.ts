@@ -1,5 +1,5 @@
-import * as z from 'zod';
 import type { ErrorCode } from '../domain/errors.ts';
+import * as z from '../lib/zod.ts';
 import { PROBLEM_KINDS, problemType } from './problem.ts';
 import {
   REQUESTS,
@@ -43,14 +43,14 @@ function clean(value: unknown, open: boolean): unknown {
   return out;
 }
 
-function components(schemas: Record<string, z.ZodType>, io: 'input' | 'output'): JsonObject {
+function components(schemas: Record<string, z.ZodMiniType>, io: 'input' | 'output'): JsonObject {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of Object.entries(schemas)) registry.add(schema, { id });
   const generated = z.toJSONSchema(registry, { io, uri: (id) => `#/components/schemas/${id}` });
   return clean(generated.schemas, io === 'output') as JsonObject;
 }
 
-function parameters(schema: z.ZodObject | undefined, where: 'path' | 'query'): JsonObject[] {
+function parameters(schema: z.ZodMiniObject | undefined, where: 'path' | 'query'): JsonObject[] {
   if (schema === undefined) return [];
   const json = clean(z.toJSONSchema(schema, { io: 'input' }), false) as {
     properties?: Record<string, JsonObject>;

@@ -1,8 +1,8 @@
-import type { z } from 'zod';
 import { MAX_ASSET_BYTES } from '../app/assets.ts';
 import { MAX_BATCH_TARGETS } from '../domain/batch.ts';
 import type { ErrorCode } from '../domain/errors.ts';
 import { TargetBodySchema } from '../domain/target.ts';
+import type * as z from '../lib/zod.ts';
 import { DiscoverySnapshotSchema } from './discovery-schemas.ts';
 import { SubmitBatchBody, SubmitRunBody, UploadAssetBody } from './request-schemas.ts';
 import {
@@ -37,7 +37,7 @@ export const REQUESTS = {
   SubmitBatchRequest: SubmitBatchBody,
   TargetBody: TargetBodySchema,
   UploadAssetRequest: UploadAssetBody,
-} satisfies Record<string, z.ZodType>;
+} satisfies Record<string, z.ZodMiniType>;
 
 /** Response components by name; exported so the contract test can parse live answers with them. */
 export const RESPONSES = {
@@ -57,7 +57,7 @@ export const RESPONSES = {
   OpenApiDocument: OpenApiSchema,
   Problem: ProblemSchema,
   Timestamp,
-} satisfies Record<string, z.ZodType>;
+} satisfies Record<string, z.ZodMiniType>;
 
 export type RequestName = keyof typeof REQUESTS;
 export type ResponseName = keyof typeof RESPONSES;
@@ -77,8 +77,8 @@ export interface RouteDoc {
   readonly tag: Tag;
   /** No authentication. */
   readonly public?: boolean;
-  readonly params?: z.ZodObject;
-  readonly query?: z.ZodObject;
+  readonly params?: z.ZodMiniObject;
+  readonly query?: z.ZodMiniObject;
   readonly body?: RequestName;
   readonly idempotencyKey?: boolean;
   readonly responses: Readonly<Record<number, ResponseDoc>>;

@@ -1,32 +1,36 @@
-import * as z from 'zod';
 import type { SubmittedBatch } from '../app/batches.ts';
 import { maskPasswordVars } from '../domain/redaction.ts';
 import { RUN_STATES, type Run } from '../domain/run.ts';
 import { type RunTimings, runTimings } from '../domain/run-timings.ts';
 import { TargetIdSchema } from '../domain/target.ts';
+import * as z from '../lib/zod.ts';
 import { LOG_PAGE_DEFAULT_LINES, LOG_PAGE_MAX_LINES } from '../ports/log-store.ts';
 
-export const IdParams = z.object({ id: z.string().min(1).max(128) });
+/** A string of `min` to `max` characters. */
+const text = (min: number, max: number) => z.string().check(z.minLength(min), z.maxLength(max));
+
+export const IdParams = z.object({ id: text(1, 128) });
 export const TargetIdParams = z.object({ id: TargetIdSchema });
 
 export const ListRunsQuery = z.strictObject({
-  batchId: z.string().min(1).max(128).optional(),
-  state: z.enum(RUN_STATES).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(25),
-  cursor: z.string().min(1).max(512).optional(),
+  batchId: z.optional(text(1, 128)),
+  state: z.optional(z.enum(RUN_STATES)),
+  limit: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)), 25),
+  cursor: z.optional(text(1, 512)),
 });
 
 /** The cap is every backend's reader's own (shared/ports/log-store.ts), so a page holds what `limit` asks. */
 export const LogsQuery = z.strictObject({
-  cursor: z.string().min(1).max(512).optional(),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(LOG_PAGE_MAX_LINES)
-    .default(LOG_PAGE_DEFAULT_LINES)
-    .describe(
-      `Most lines in the page (1–${LOG_PAGE_MAX_LINES}, default ${LOG_PAGE_DEFAULT_LINES}), on every backend; a page may hold fewer while output is still arriving`,
+  cursor: z.optional(text(1, 512)),
+  limit: z
+    ._default(
+      z.coerce.number().check(z.int(), z.minimum(1), z.maximum(LOG_PAGE_MAX_LINES)),
+      LOG_PAGE_DEFAULT_LINES,
+    )
+    .check(
+      z.describe(
+        `Most lines in the page (1–${LOG_PAGE_MAX_LINES}, default ${LOG_PAGE_DEFAULT_LINES}), on every backend; a page may hold fewer while output is still arriving`,
+      ),
     ),
 });
 
