@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { type FieldError, SettingsInvalidError } from '../domain/errors.ts';
 import type { Runner } from '../domain/run.ts';
-import * as z from '../lib/zod.ts';
+import type * as z from '../lib/zod.ts';
 
 import { reportingTo, type SettingDef } from './settings/fields.ts';
 import {
@@ -61,18 +61,60 @@ function keySchema(key: SettingKey): z.ZodMiniType {
  * `"3"` in YAML is a mistake worth reporting), so coercion happens here, driven by
  * the schema's own input types rather than a hand-kept list that could drift.
  */
-const inputTypes = new Map<string, unknown>();
-/**
- * Computed on first use, per key, not at import and not for the whole schema:
- * a function's environment sets a few of the keys, and the JSON Schema of all
- * of them costs milliseconds of every Lambda cold start.
- */
-function inputTypeOf(key: string): unknown {
-  if (!inputTypes.has(key)) {
-    const json = z.toJSONSchema(keySchema(key as SettingKey), { io: 'input' });
-    inputTypes.set(key, json.type);
+const inputTypes = new Map<string, EnvInput>();
+/** Computed on first use, per key: a function's environment sets a few of the keys. */
+function inputTypeOf(key: string): EnvInput {
+  let type = inputTypes.get(key);
+  if (type === undefined) {
+    type = envInputOf(keySchema(key as SettingKey));
+    inputTypes.set(key, type);
   }
-  return inputTypes.get(key);
+  return type;
+}
+
+/** What an environment variable's text is turned into before the key's schema checks it. */
+export type EnvInput = 'number' | 'boolean' | 'object' | 'text';
+
+/**
+ * The JSON type a schema takes as input — what its JSON Schema (`io: 'input'`)
+ * says under `type`, read from the schema's definition rather than by building
+ * the JSON Schema: the generator is 20 KB of every Lambda bundle and
+ * milliseconds per key. Wrappers answer for what they wrap, a pipe for its
+ * input; what a JSON Schema gives no single type (a union, a nullable, a
+ * preprocess) is text, left for the schema to check.
+ * `test/unit/config/load-settings.test.ts` holds it to z.toJSONSchema for every key.
+ *
+ * @example
+ * envInputOf(z._default(z.int(), 3)); // 'number'
+ */
+export function envInputOf(schema: z.core.$ZodType): EnvInput {
+  const def = schema._zod.def as z.core.$ZodTypeDef & {
+    readonly innerType?: z.core.$ZodType;
+    readonly in?: z.core.$ZodType;
+    readonly getter?: () => z.core.$ZodType;
+  };
+  switch (def.type) {
+    case 'number':
+      return 'number';
+    case 'boolean':
+      return 'boolean';
+    case 'object':
+    case 'record':
+      return 'object';
+    case 'optional':
+    case 'default':
+    case 'prefault':
+    case 'readonly':
+    case 'catch':
+    case 'nonoptional':
+      return def.innerType === undefined ? 'text' : envInputOf(def.innerType);
+    case 'pipe':
+      return def.in === undefined ? 'text' : envInputOf(def.in);
+    case 'lazy':
+      return def.getter === undefined ? 'text' : envInputOf(def.getter());
+    default:
+      return 'text';
+  }
 }
 
 /**
@@ -91,7 +133,6 @@ const FALSE = new Set(['false', '0', 'no', 'off']);
 function coerceEnv(key: string, raw: string): unknown {
   const value = raw.trim();
   switch (inputTypeOf(key)) {
-    case 'integer':
     case 'number':
       // Anything that is not plainly a number stays a string so zod reports it as one.
       return /^[+-]?\d+(\.\d+)?$/.test(value) ? Number(value) : raw;
