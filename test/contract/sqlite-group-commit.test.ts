@@ -4,10 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
+import {
+  closeDatabase,
+  commitWithoutFsync,
+  flushUnsynced,
+  openDatabase,
+  type SqliteDatabase,
+} from '../../shared/adapters/sqlite/database.ts';
 import { withDurableReads } from '../../shared/adapters/sqlite/durable-reads.ts';
 import { durableWrite, whenDurable } from '../../shared/adapters/sqlite/group-commit.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
+import { SqliteTargetStore } from '../../shared/adapters/sqlite/target-store.ts';
 import { newRun } from '../../shared/domain/run.ts';
 import { commitCounter } from '../support/commit-counter.ts';
 
@@ -181,5 +188,128 @@ describe('durableWrite (a group commit off the event loop)', () => {
     expect(syncsWhenDirectAnswered).toBe(0);
     expect(seen?.id).toBe('run-1');
     expect(syncsWhenClientAnswered).toBeGreaterThan(0);
+  });
+});
+
+describe('commitWithoutFsync (one write batch per turn)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rw-write-batch-'));
+  let db: SqliteDatabase;
+  let n = 0;
+  const open = (trace?: (sql: string) => void) => {
+    n += 1;
+    db = openDatabase(join(dir, `b-${n}.db`), trace === undefined ? {} : { trace });
+    db.exec('CREATE TABLE rows (id INTEGER PRIMARY KEY, body TEXT NOT NULL UNIQUE)');
+    return db;
+  };
+  const insert = (body: string) => () => db.prepare('INSERT INTO rows (body) VALUES (?)').run(body).changes;
+  const rows = (on: { prepare: SqliteDatabase['prepare'] } = db) =>
+    on.prepare('SELECT body FROM rows ORDER BY id').pluck().all();
+  const fromAnother = () => {
+    const other = new Database(db.name, { readonly: true });
+    try {
+      return rows(other);
+    } finally {
+      other.close();
+    }
+  };
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  afterEach(() => {
+    if (db?.open) closeDatabase(db);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("commits the turn's writes once, without an fsync, when the turn is over", async () => {
+    const counter = commitCounter();
+    open(counter.trace);
+    const start = counter.counts();
+
+    commitWithoutFsync(db, insert('a'));
+    await Promise.resolve().then(() => commitWithoutFsync(db, insert('b')));
+    const inTurn = { mine: rows(), another: fromAnother(), counts: counter.counts() };
+    await turn();
+
+    expect(inTurn.mine).toEqual(['a', 'b']); // this connection reads its batch at once
+    expect(inTurn.another).toEqual([]);
+    expect(inTurn.counts).toEqual(start);
+    expect(counter.counts()).toEqual({ durable: start.durable, unsynced: start.unsynced + 1 });
+    expect(fromAnother()).toEqual(['a', 'b']);
+    expect(db.inTransaction).toBe(false);
+    expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL again
+  });
+
+  it('rolls back a write that throws alone and commits the rest of the batch', async () => {
+    open();
+    commitWithoutFsync(db, insert('dup'));
+
+    expect(() => commitWithoutFsync(db, insert('dup'))).toThrow(/UNIQUE/);
+    commitWithoutFsync(db, insert('after'));
+    await turn();
+
+    expect(fromAnother()).toEqual(['dup', 'after']);
+  });
+
+  it('commits the batch with the next durable write, whose fsync covers it; a durable write that throws leaves it', async () => {
+    const counter = commitCounter();
+    open(counter.trace);
+    const start = counter.counts();
+    const before = syncs.length;
+
+    commitWithoutFsync(db, insert('lease'));
+    commitWithoutFsync(db, insert('step'));
+    await expect(durableWrite(db, insert('step'))).rejects.toThrow(/UNIQUE/);
+    const durable = durableWrite(db, insert('claim'));
+    const seenAtCommit = fromAnother();
+    await durable;
+
+    expect(seenAtCommit).toEqual(['lease', 'step', 'claim']);
+    expect(counter.counts()).toEqual({ durable: start.durable + 1, unsynced: start.unsynced });
+    expect(counter.durableCommits().at(-1)).toEqual([
+      'INSERT INTO rows',
+      'INSERT INTO rows',
+      'INSERT INTO rows',
+    ]);
+    expect(syncs.length - before).toBe(1);
+    expect(db.inTransaction).toBe(false);
+  });
+
+  it('is committed before a write that needs SQLite’s own fsync, and on close', async () => {
+    const counter = commitCounter();
+    open(counter.trace);
+    db.exec('CREATE TABLE IF NOT EXISTS targets (id TEXT PRIMARY KEY, body TEXT NOT NULL) STRICT');
+    const targets = new SqliteTargetStore({ db });
+    const start = counter.counts();
+
+    commitWithoutFsync(db, insert('before-target'));
+    await targets.putTarget({
+      kind: 'vm',
+      id: 'vm-1',
+      cloud: 'local',
+      name: 'vm-1',
+      address: '127.0.0.1',
+      connection: 'local',
+    } as never);
+    const afterPut = counter.counts();
+    commitWithoutFsync(db, insert('before-flush'));
+    flushUnsynced(db);
+    commitWithoutFsync(db, insert('before-close'));
+    const name = db.name;
+    closeDatabase(db);
+    const reopened = new Database(name, { readonly: true });
+    const kept = rows(reopened);
+    reopened.close();
+
+    // The batch's own commit (unsynced), then the target's with synchronous = FULL.
+    expect(afterPut).toEqual({ durable: start.durable + 1, unsynced: start.unsynced + 1 });
+    expect(kept).toEqual(['before-target', 'before-flush', 'before-close']);
+  });
+
+  it('commits each write at once on a :memory: connection', () => {
+    db = openDatabase(':memory:');
+    db.exec('CREATE TABLE rows (id INTEGER PRIMARY KEY, body TEXT NOT NULL UNIQUE)');
+
+    commitWithoutFsync(db, insert('m'));
+
+    expect(db.inTransaction).toBe(false);
+    expect(rows()).toEqual(['m']);
   });
 });

@@ -18,6 +18,8 @@ const WRITE = /^(INSERT|UPDATE|DELETE|REPLACE)\b/i;
 export function commitCounter(): CommitCounter {
   let full = true;
   let open: string[] | undefined;
+  /** Where each open savepoint began in `open` (a ROLLBACK TO drops the writes after it). */
+  let savepoints: number[] = [];
   let durable = 0;
   let unsynced = 0;
   const commits: string[][] = [];
@@ -39,6 +41,13 @@ export function commitCounter(): CommitCounter {
         full = ['FULL', 'EXTRA', '2', '3'].includes(pragma[1].toUpperCase());
       } else if (/^BEGIN\b/i.test(s)) {
         open = [];
+        savepoints = [];
+      } else if (/^SAVEPOINT\b/i.test(s)) {
+        savepoints.push(open?.length ?? 0);
+      } else if (/^RELEASE\b/i.test(s)) {
+        savepoints.pop();
+      } else if (/^ROLLBACK\s+TO\b/i.test(s)) {
+        if (open !== undefined) open.length = savepoints.at(-1) ?? open.length;
       } else if (/^COMMIT\b/i.test(s)) {
         if (open !== undefined && open.length > 0) commit(open, /durable/i.test(s));
         open = undefined;

@@ -92,7 +92,7 @@ export interface OpenDatabaseOptions {
  * @example
  * const db = openDatabase(join(dataDir, 'remote-worker.db'));
  * const runs = new SqliteRunStore({ db });
- * process.on('exit', () => db.close());
+ * process.on('exit', () => closeDatabase(db));
  */
 export function openDatabase(path: string, options: OpenDatabaseOptions = {}): SqliteDatabase {
   const isNewFile = path !== ':memory:' && path !== '' && !existsSync(path);
@@ -136,18 +136,154 @@ function migrate(db: SqliteDatabase): void {
 }
 
 /**
- * Run `write` as one IMMEDIATE transaction committed without an fsync
- * (`synchronous = NORMAL` for this commit only). For writes whose loss in a
- * power cut is harmless because it only undoes a lease: a queue receive, a
- * visibility change, an acknowledgement (the message comes back and the
- * consumer, idempotent, skips it). A killed process loses nothing (WAL pages
- * are in the OS cache), and the next durable commit's fsync covers these
- * frames too, since the WAL is written in order.
+ * Run `write` as part of a transaction committed without an fsync
+ * (`synchronous = NORMAL`), for writes whose loss in a power cut is harmless
+ * because it only undoes a lease or a step nothing outside the process has
+ * acted on (durability.ts): a queue receive, a visibility change, an
+ * acknowledgement, a log line, a local run's steps before the relay's claim.
+ *
+ * On a file database the unsynced writes of one turn of the event loop share
+ * one transaction (a write batch): the first opens it (BEGIN IMMEDIATE), each
+ * runs in a savepoint of its own, so one that throws is rolled back alone, and
+ * the batch commits once that turn is over (`setImmediate`) or as soon as a
+ * durable write joins it (group-commit.ts `durableWrite`, whose fsync then
+ * covers the whole batch). A run's dispatch steps, the relay's receive and
+ * its claim thus make one commit instead of six, and a burst's receives,
+ * acknowledgements and log lines of one turn one commit between them.
+ * This connection reads its own batch at once; another connection sees it
+ * once it commits, at the latest at the end of the turn. A kill -9 may take
+ * the batch of the turn it lands in, as a power cut may take unsynced
+ * commits: the same argument makes either harmless (durability.ts).
+ *
+ * Every other write on the connection must not join a batch unawares: a
+ * write that needs SQLite's own fsync (`synchronous = FULL`) calls
+ * `flushUnsynced` first. `:memory:` connections commit each write at once.
  */
 export function commitWithoutFsync<T>(db: SqliteDatabase, write: () => T): T {
+  const open = openBatch(db);
+  if (open !== undefined) return inSavepoint(open, write);
   // Inside a caller's transaction the caller's commit decides (and SQLite refuses the pragma there).
   if (db.inTransaction) return write();
-  return withoutFsync(db, () => db.transaction(write).immediate());
+  if (db.memory) return withoutFsync(db, () => db.transaction(write).immediate());
+  return inSavepoint(beginBatch(db), write);
+}
+
+/**
+ * Commit the connection's open write batch now, if there is one (before a
+ * write that needs SQLite's own fsync, before closing the connection).
+ */
+export function flushUnsynced(db: SqliteDatabase): void {
+  const batch = openBatch(db);
+  if (batch !== undefined) endBatch(batch, batch.commit);
+}
+
+/**
+ * When a write batch is open on `db`: run `write` in it and commit the
+ * whole batch with `commit` (a durable write's COMMIT), answering
+ * `{ value }`; undefined, and nothing run, when no batch is open. A `write`
+ * that throws is rolled back alone and leaves the batch open.
+ */
+export function commitWithBatch<T>(
+  db: SqliteDatabase,
+  write: () => T,
+  commit: { run(): unknown },
+): { value: T } | undefined {
+  const batch = openBatch(db);
+  if (batch === undefined) return undefined;
+  const value = inSavepoint(batch, write);
+  endBatch(batch, commit);
+  return { value };
+}
+
+/** Close the connection, committing its open write batch first. */
+export function closeDatabase(db: SqliteDatabase): void {
+  if (db.open) flushUnsynced(db);
+  db.close();
+}
+
+interface Batch {
+  readonly db: SqliteDatabase;
+  open: boolean;
+  /** The connection was at `synchronous = FULL` when the batch began: set it back after. */
+  restoreFull: boolean;
+  readonly begin: Database.Statement<[]>;
+  readonly commit: Database.Statement<[]>;
+  readonly rollback: Database.Statement<[]>;
+  readonly savepoint: Database.Statement<[]>;
+  readonly release: Database.Statement<[]>;
+  readonly rollbackTo: Database.Statement<[]>;
+}
+const batches = new WeakMap<SqliteDatabase, Batch>();
+
+function openBatch(db: SqliteDatabase): Batch | undefined {
+  const batch = batches.get(db);
+  return batch?.open === true ? batch : undefined;
+}
+
+function beginBatch(db: SqliteDatabase): Batch {
+  let batch = batches.get(db);
+  if (batch === undefined) {
+    batch = {
+      db,
+      open: false,
+      restoreFull: false,
+      begin: db.prepare('BEGIN IMMEDIATE'),
+      commit: db.prepare('COMMIT'),
+      rollback: db.prepare('ROLLBACK'),
+      savepoint: db.prepare('SAVEPOINT unsynced_write'),
+      release: db.prepare('RELEASE unsynced_write'),
+      rollbackTo: db.prepare('ROLLBACK TO unsynced_write'),
+    };
+    batches.set(db, batch);
+  }
+  const sync = synchronousStatements(db);
+  const full = sync.level.get() === SYNCHRONOUS_FULL;
+  if (full) sync.normal.run();
+  try {
+    batch.begin.run();
+  } catch (error) {
+    if (full) sync.full.run();
+    throw error;
+  }
+  batch.open = true;
+  batch.restoreFull = full;
+  const opened = batch;
+  setImmediate(() => {
+    if (!opened.open || !opened.db.open) return;
+    try {
+      endBatch(opened, opened.commit);
+    } catch (error) {
+      // Lost as a power cut would lose them, and as harmless (durability.ts); nobody is waiting for them.
+      process.emitWarning(`SQLite: a batch of unsynced writes could not be committed: ${String(error)}`);
+    }
+  });
+  return batch;
+}
+
+function inSavepoint<T>(batch: Batch, write: () => T): T {
+  batch.savepoint.run();
+  try {
+    const value = write();
+    batch.release.run();
+    return value;
+  } catch (error) {
+    batch.rollbackTo.run();
+    batch.release.run();
+    throw error;
+  }
+}
+
+/** Commit the batch with `commit`; should that fail, roll the whole batch back. Then back to FULL. */
+function endBatch(batch: Batch, commit: { run(): unknown }): void {
+  batch.open = false;
+  try {
+    commit.run();
+  } catch (error) {
+    if (batch.db.inTransaction) batch.rollback.run();
+    throw error;
+  } finally {
+    if (batch.restoreFull) synchronousStatements(batch.db).full.run();
+  }
 }
 
 /**

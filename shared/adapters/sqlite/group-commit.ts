@@ -1,5 +1,5 @@
 import { closeSync, fdatasync, openSync } from 'node:fs';
-import { type SqliteDatabase, withoutFsync } from './database.ts';
+import { commitWithBatch, type SqliteDatabase, withoutFsync } from './database.ts';
 
 /**
  * A durable write with a group commit off the event loop: `write` commits
@@ -28,7 +28,10 @@ import { type SqliteDatabase, withoutFsync } from './database.ts';
  * (`withDurableReads`, durable-reads.ts). A killed process loses nothing
  * either way (committed pages are in the OS cache).
  *
- * Inside a caller's open transaction the caller's commit decides. A
+ * When the turn's unsynced writes are in an open batch (database.ts
+ * `commitWithoutFsync`), `write` joins it and its commit is the batch's: one
+ * commit, one fsync for them all. Inside a caller's open transaction the
+ * caller's commit decides. A
  * connection without a WAL file (`:memory:`, another journal mode) commits
  * with SQLite's own fsync, as before.
  *
@@ -43,10 +46,12 @@ import { type SqliteDatabase, withoutFsync } from './database.ts';
  */
 export function durableWrite<T>(db: SqliteDatabase, write: () => T): Promise<T> {
   try {
-    if (db.inTransaction) return Promise.resolve(write());
     const wal = walOf(db);
+    // The turn's unsynced writes (database.ts commitWithoutFsync) commit with this one, and its fsync covers them.
+    const batched = wal === undefined ? undefined : commitWithBatch(db, write, wal.commit);
+    if (db.inTransaction && batched === undefined) return Promise.resolve(write());
     if (wal === undefined) return Promise.resolve(db.transaction(write).immediate());
-    const value = withoutFsync(db, () => commitOnce(wal, db, write));
+    const value = batched === undefined ? withoutFsync(db, () => commitOnce(wal, db, write)) : batched.value;
     wal.committed += 1;
     return syncedUpTo(wal, wal.committed).then(() => value);
   } catch (error) {
