@@ -116,6 +116,27 @@ describe('durableWrite (a group commit off the event loop)', () => {
     expect(syncs.length - before).toBe(2);
   });
 
+  it('tells `committed` of the value once the write is committed, before its fsync begins', async () => {
+    open();
+    const before = syncs.length;
+    let heard: { value: string; syncs: number; visible: unknown[] } | undefined;
+
+    const pending = durableWrite(db, insert('c'), (value) => {
+      const another = new Database(db.name, { readonly: true });
+      heard = {
+        value,
+        syncs: syncs.length - before,
+        visible: another.prepare('SELECT body FROM rows').pluck().all(),
+      };
+      another.close();
+    });
+    const heardAtOnce = heard;
+    await pending;
+
+    expect(heardAtOnce).toEqual({ value: 'c', syncs: 0, visible: ['c'] });
+    await expect(durableWrite(db, insert('c'), () => expect.unreachable())).rejects.toThrow(/UNIQUE/);
+  });
+
   it('rolls back a write that throws, rejects it alone, and commits the next', async () => {
     open();
     await durableWrite(db, insert('dup'));

@@ -44,16 +44,27 @@ import { commitWithBatch, type SqliteDatabase, withoutFsync } from './database.t
  * @example
  * const run = await durableWrite(db, () => insertRun.run(id, body));
  */
-export function durableWrite<T>(db: SqliteDatabase, write: () => T): Promise<T> {
+export function durableWrite<T>(
+  db: SqliteDatabase,
+  write: () => T,
+  /** Called with the value once `write` is committed, before its fsync (e.g. to prepare what follows). */
+  committed?: (value: T) => void,
+): Promise<T> {
   try {
     const wal = walOf(db);
     // The turn's unsynced writes (database.ts commitWithoutFsync) commit with this one, and its fsync covers them.
     const batched = wal === undefined ? undefined : commitWithBatch(db, write, wal.commit);
     if (db.inTransaction && batched === undefined) return Promise.resolve(write());
-    if (wal === undefined) return Promise.resolve(db.transaction(write).immediate());
+    if (wal === undefined) {
+      const value = db.transaction(write).immediate();
+      committed?.(value);
+      return Promise.resolve(value);
+    }
     const value = batched === undefined ? withoutFsync(db, () => commitOnce(wal, db, write)) : batched.value;
     wal.committed += 1;
-    return syncedUpTo(wal, wal.committed).then(() => value);
+    const synced = syncedUpTo(wal, wal.committed).then(() => value);
+    committed?.(value);
+    return synced;
   } catch (error) {
     return Promise.reject(error);
   }

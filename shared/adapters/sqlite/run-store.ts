@@ -306,9 +306,21 @@ export class SqliteRunStore implements RunStore {
     return deferrable ? commitWithoutFsync(this.#db, write) : durableWrite(this.#db, write);
   }
 
-  /** One durable transaction (a group commit): the check and the write (shared/adapters/sqlite/relay-claim.ts). */
+  /**
+   * One durable transaction (a group commit): the check and the write (shared/adapters/sqlite/relay-claim.ts).
+   * `onCommitted` hears of the claim at its commit, before the fsync it resolves after.
+   */
   async claimRelayRun(runId: string, claim: RelayClaimRequest): Promise<RelayClaimResult> {
-    return durableWrite(this.#db, () => this.#relayClaim(runId, claim));
+    const { onCommitted } = claim;
+    return durableWrite(
+      this.#db,
+      () => this.#relayClaim(runId, claim),
+      onCommitted === undefined
+        ? undefined
+        : (result) => {
+            if (result.claimed) onCommitted(result.run);
+          },
+    );
   }
 
   async getRuns(ids: readonly string[]): Promise<readonly Run[]> {
