@@ -6,8 +6,8 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   closeDatabase,
+  commitPendingWrites,
   commitWithoutFsync,
-  flushUnsynced,
   openDatabase,
   type SqliteDatabase,
 } from '../../shared/adapters/sqlite/database.ts';
@@ -61,17 +61,24 @@ describe('durableWrite (a group commit off the event loop)', () => {
   afterEach(() => db?.close());
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('commits at once and resolves only after an fsync begun after the commit', async () => {
+  it('commits once the turn is over and resolves only after an fsync begun after the commit', async () => {
     open();
     const before = syncs.length;
+    const seenByAnother = () => {
+      const another = new Database(db.name, { readonly: true });
+      const rows = another.prepare('SELECT body FROM rows').pluck().all();
+      another.close();
+      return rows;
+    };
 
     const pending = durableWrite(db, insert('a'));
-    const seenByAnother = new Database(db.name, { readonly: true });
-    const visible = seenByAnother.prepare('SELECT body FROM rows').pluck().all();
-    seenByAnother.close();
+    const inTurn = seenByAnother();
+    await new Promise((resolve) => setImmediate(resolve));
+    const afterTurn = seenByAnother();
     await pending;
 
-    expect(visible).toEqual(['a']);
+    expect(inTurn).toEqual([]);
+    expect(afterTurn).toEqual(['a']);
     const mine = syncs.slice(before);
     expect(mine.length).toBe(1);
     expect(mine[0]?.begunAfter).toBe(commits);
@@ -116,7 +123,7 @@ describe('durableWrite (a group commit off the event loop)', () => {
     expect(syncs.length - before).toBe(2);
   });
 
-  it('tells `committed` of the value once the write is committed, before its fsync begins', async () => {
+  it('tells `committed` of the value once its batch is committed, before its fsync begins', async () => {
     open();
     const before = syncs.length;
     let heard: { value: string; syncs: number; visible: unknown[] } | undefined;
@@ -130,10 +137,11 @@ describe('durableWrite (a group commit off the event loop)', () => {
       };
       another.close();
     });
-    const heardAtOnce = heard;
+    const heardInTurn = heard;
     await pending;
 
-    expect(heardAtOnce).toEqual({ value: 'c', syncs: 0, visible: ['c'] });
+    expect(heardInTurn).toBeUndefined();
+    expect(heard).toEqual({ value: 'c', syncs: 0, visible: ['c'] });
     await expect(durableWrite(db, insert('c'), () => expect.unreachable())).rejects.toThrow(/UNIQUE/);
   });
 
@@ -148,14 +156,15 @@ describe('durableWrite (a group commit off the event loop)', () => {
     expect(db.inTransaction).toBe(false);
   });
 
-  it('marks its commits durable in the statement trace', async () => {
+  it('commits the durable writes of one turn together, marked durable in the statement trace', async () => {
     const counter = commitCounter();
     open(counter.trace);
     const start = counter.counts();
 
     await Promise.all([durableWrite(db, insert('x')), durableWrite(db, insert('y'))]);
 
-    expect(counter.counts()).toEqual({ durable: start.durable + 2, unsynced: start.unsynced });
+    expect(counter.counts()).toEqual({ durable: start.durable + 1, unsynced: start.unsynced });
+    expect(counter.durableCommits().at(-1)).toEqual(['INSERT INTO rows', 'INSERT INTO rows']);
   });
 
   it('has readers wait for the fsync of what is committed, and not when nothing is pending', async () => {
@@ -269,7 +278,7 @@ describe('commitWithoutFsync (one write batch per turn)', () => {
     expect(fromAnother()).toEqual(['dup', 'after']);
   });
 
-  it('commits the batch with the next durable write, whose fsync covers it; a durable write that throws leaves it', async () => {
+  it('commits durable and unsynced writes of a turn in one commit, marked durable, under one fsync; a durable write that throws leaves it', async () => {
     const counter = commitCounter();
     open(counter.trace);
     const start = counter.counts();
@@ -279,10 +288,11 @@ describe('commitWithoutFsync (one write batch per turn)', () => {
     commitWithoutFsync(db, insert('step'));
     await expect(durableWrite(db, insert('step'))).rejects.toThrow(/UNIQUE/);
     const durable = durableWrite(db, insert('claim'));
-    const seenAtCommit = fromAnother();
+    const seenInTurn = fromAnother();
     await durable;
 
-    expect(seenAtCommit).toEqual(['lease', 'step', 'claim']);
+    expect(seenInTurn).toEqual([]);
+    expect(fromAnother()).toEqual(['lease', 'step', 'claim']);
     expect(counter.counts()).toEqual({ durable: start.durable + 1, unsynced: start.unsynced });
     expect(counter.durableCommits().at(-1)).toEqual([
       'INSERT INTO rows',
@@ -291,6 +301,32 @@ describe('commitWithoutFsync (one write batch per turn)', () => {
     ]);
     expect(syncs.length - before).toBe(1);
     expect(db.inTransaction).toBe(false);
+  });
+
+  it('rolls the whole batch back and rejects each durable write in it when its commit fails', async () => {
+    open();
+    db.pragma('foreign_keys = ON');
+    db.exec(`CREATE TABLE parents (id INTEGER PRIMARY KEY);
+      CREATE TABLE children (parent INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)`);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on('warning', onWarning);
+
+    commitWithoutFsync(db, insert('unsynced'));
+    const durable = durableWrite(db, insert('durable'));
+    // Refused only at COMMIT (a deferred foreign key): the batch's commit fails, not the write.
+    const orphan = durableWrite(db, () => db.prepare('INSERT INTO children (parent) VALUES (42)').run());
+
+    await expect(durable).rejects.toThrow(/FOREIGN KEY/);
+    await expect(orphan).rejects.toThrow(/FOREIGN KEY/);
+    expect(rows()).toEqual([]);
+    expect(fromAnother()).toEqual([]);
+    expect(db.inTransaction).toBe(false);
+    await durableWrite(db, insert('next-turn'));
+    process.off('warning', onWarning);
+
+    expect(fromAnother()).toEqual(['next-turn']);
+    expect(warnings.join()).toMatch(/could not be committed/);
   });
 
   it('is committed before a write that needs SQLite’s own fsync, and on close', async () => {
@@ -311,7 +347,7 @@ describe('commitWithoutFsync (one write batch per turn)', () => {
     } as never);
     const afterPut = counter.counts();
     commitWithoutFsync(db, insert('before-flush'));
-    flushUnsynced(db);
+    commitPendingWrites(db);
     commitWithoutFsync(db, insert('before-close'));
     const name = db.name;
     closeDatabase(db);

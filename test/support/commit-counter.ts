@@ -2,7 +2,7 @@
  * Counts SQLite commits from a connection's statement trace (openDatabase's
  * `trace`): a transaction that wrote, or a write outside one, is one commit;
  * it is durable (one WAL fsync) unless `synchronous` was below FULL for it
- * and its COMMIT is not a durable write's (group-commit.ts DURABLE_COMMIT).
+ * and its COMMIT is not a durable write's (database.ts DURABLE_COMMIT).
  * A write that changed no row still counts: the count is an upper bound.
  */
 export interface CommitCounter {

@@ -23,7 +23,7 @@ import {
   type RunQuery,
   type RunStore,
 } from '../../ports/run-store.ts';
-import { commitWithoutFsync, flushUnsynced, type SqliteDatabase } from './database.ts';
+import { commitPendingWrites, commitWithoutFsync, type SqliteDatabase } from './database.ts';
 import { mayDeferFsync } from './durability.ts';
 import { durableWrite } from './group-commit.ts';
 import { sqliteGetRuns, sqliteRelayClaim } from './relay-claim.ts';
@@ -267,7 +267,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   async holdAccount(account: string, runId: string, options: { replacing?: string } = {}): Promise<string> {
-    flushUnsynced(this.#db); // this commit fsyncs (synchronous = FULL): no unsynced write joins it
+    commitPendingWrites(this.#db); // this commit fsyncs (synchronous = FULL): no unsynced write joins it
     return this.#db
       .transaction((): string => {
         const holder = this.#getHold.get(account)?.run_id;
@@ -280,7 +280,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   async releaseAccount(account: string, runId: string): Promise<void> {
-    flushUnsynced(this.#db);
+    commitPendingWrites(this.#db);
     this.#deleteHold.run(account, runId);
   }
 
