@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { prepareTask } from '../../shared/app/task-prep.ts';
@@ -96,13 +96,21 @@ export interface StartOptions {
 }
 
 /**
- * The work dir of a new task, in sync calls: three system calls of
- * microseconds each, on the way to the start, where the promise API pays
- * a thread-pool round trip for each. An earlier attempt's dir (rare, and
- * of any size) is removed without blocking.
+ * The work dir of a new task, in sync calls: a mkdir and the mark's write,
+ * system calls of microseconds each, on the way to the start, where the
+ * promise API pays a thread-pool round trip for each. The mkdir is the
+ * check: an earlier attempt's dir (rare, and of any size) makes it fail with
+ * EEXIST, and is then removed without blocking; a missing work root with
+ * ENOENT, and is made.
  */
 async function freshWorkDir(workDir: string, attempt: number): Promise<void> {
-  if (existsSync(workDir)) await rm(workDir, { recursive: true, force: true });
-  mkdirSync(workDir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(workDir, { mode: 0o700 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST' && code !== 'ENOENT') throw error;
+    if (code === 'EEXIST') await rm(workDir, { recursive: true, force: true });
+    mkdirSync(workDir, { recursive: true, mode: 0o700 });
+  }
   writeFileSync(join(workDir, ATTEMPT_FILE), String(attempt), { mode: 0o600 });
 }

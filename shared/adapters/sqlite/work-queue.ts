@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { QueueMessage, ReceiveOptions, WorkQueue } from '../../ports/work-queue.ts';
 import {
@@ -328,7 +328,8 @@ export class SqliteWorkQueue implements WorkQueue {
             moved += 1;
             continue;
           }
-          const receiptHandle = randomBytes(24).toString('base64url');
+          // 122 random bits from the runtime's pooled entropy (randomBytes asks for fresh bytes every time).
+          const receiptHandle = randomUUID();
           this.#markReceived.run(now + visibilitySeconds * 1000, receiptHandle, row.seq);
           out.push({
             id: row.id,
