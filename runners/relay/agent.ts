@@ -71,6 +71,8 @@ export class RelayAgent {
   /** Messages being handled (decoded, claimed) and not yet tracked or let go. */
   private readonly handling = new Set<Promise<void>>();
   private readonly perRun = new KeyedLock();
+  /** Work dirs of ended runs being removed (supervise): a run's slot does not wait for them, stop does. */
+  private readonly removals = new Set<Promise<void>>();
 
   constructor(private readonly o: RelayAgentOptions) {
     this.owner = `${RELAY_OWNER_PREFIX}${o.id}`;
@@ -100,6 +102,7 @@ export class RelayAgent {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([all, new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)))]);
     clearTimeout(timer);
+    await Promise.all(this.removals);
   }
 
   /** Adopt runs this relay was executing before a restart; reap tasks nobody owns. */
@@ -391,8 +394,21 @@ export class RelayAgent {
     shipper.system(`${SHIM_PREFIX}${state}${reason === undefined ? '' : ` (${reason})`}`);
     await shipper.close();
     const ended = await this.settle(run.id, state, reason, exitCode);
-    await rm(workDir, { recursive: true, force: true }).catch(() => {});
+    this.removeWorkDir(workDir);
     return ended;
+  }
+
+  /**
+   * Remove an ended run's work dir (a handful of thread-pool round trips,
+   * more for a large dir) without holding the run's slot meanwhile: the run
+   * is settled, in a terminal state no attempt of it starts from again, so
+   * nothing uses the dir any more.
+   */
+  private removeWorkDir(workDir: string): void {
+    const removal: Promise<void> = rm(workDir, { recursive: true, force: true })
+      .catch(() => {})
+      .finally(() => this.removals.delete(removal));
+    this.removals.add(removal);
   }
 
   /**
