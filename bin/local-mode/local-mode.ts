@@ -13,7 +13,7 @@ import { RelayAgent } from '../../runners/relay/agent.ts';
 import { FileRunSecretStore, withRunSecrets } from '../../shared/adapters/local/run-secrets.ts';
 import { FileSecretSource } from '../../shared/adapters/local/secret-source.ts';
 import { RelayLauncher } from '../../shared/adapters/relay/relay-launcher.ts';
-import { openDatabase } from '../../shared/adapters/sqlite/database.ts';
+import { closeDatabase, openDatabase } from '../../shared/adapters/sqlite/database.ts';
 import { withDurableReads } from '../../shared/adapters/sqlite/durable-reads.ts';
 import { SqliteLaunchSlots } from '../../shared/adapters/sqlite/launch-slots.ts';
 import { SqliteLogStore } from '../../shared/adapters/sqlite/log-store.ts';
@@ -346,7 +346,7 @@ export async function startLocalMode(options: LocalModeOptions = {}): Promise<Lo
       await closeApiServer(server);
       await Promise.all(pumps.map((p) => p.stop()));
       await relay?.stop(drainMs);
-      db.close();
+      closeDatabase(db);
     },
   };
 }

@@ -18,12 +18,13 @@ import { detectTrouble } from '../../shared/domain/troubleshooting.ts';
 import { KeyedLock } from '../../shared/lib/keyed-lock.ts';
 import { sleep } from '../../shared/lib/sleep.ts';
 import type { RunningExecution } from '../../shared/ports/executor.ts';
+import type { PreparedTask } from '../../shared/ports/launcher.ts';
 import type { QueueMessage } from '../../shared/ports/work-queue.ts';
 import type { RelayAgentOptions } from './agent-options.ts';
 import { CancelWatch } from './cancel-watch.ts';
-import { lookEarly } from './early-lookups.ts';
+import { type EarlyLookups, lookEarly } from './early-lookups.ts';
 import { LogShipper } from './log-shipper.ts';
-import { type StartOptions, startOrResume } from './task-start.ts';
+import { prepareFresh, type StartOptions, startOrResume } from './task-start.ts';
 import { watchTask } from './task-watch.ts';
 
 interface Active {
@@ -70,6 +71,8 @@ export class RelayAgent {
   /** Messages being handled (decoded, claimed) and not yet tracked or let go. */
   private readonly handling = new Set<Promise<void>>();
   private readonly perRun = new KeyedLock();
+  /** Work dirs of ended runs being removed (supervise): a run's slot does not wait for them, stop does. */
+  private readonly removals = new Set<Promise<void>>();
 
   constructor(private readonly o: RelayAgentOptions) {
     this.owner = `${RELAY_OWNER_PREFIX}${o.id}`;
@@ -99,6 +102,7 @@ export class RelayAgent {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([all, new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)))]);
     clearTimeout(timer);
+    await Promise.all(this.removals);
   }
 
   /** Adopt runs this relay was executing before a restart; reap tasks nobody owns. */
@@ -189,15 +193,23 @@ export class RelayAgent {
       run = await this.o.store.getRun(runId); // the old shape: no version to claim from
     } else {
       const early = lookEarly(this.o, decoded.plan);
+      let prepared: Promise<PreparedTask> | undefined;
       const claim = await this.o.store.claimRelayRun(runId, {
         owner: this.owner,
         at: this.now(),
         sentVersion: decoded.version,
+        onCommitted: (claimed) => {
+          prepared = this.prepareAhead(claimed, decoded.plan, early);
+        },
       });
       if (claim.claimed) {
         const claimed = claim.run;
         this.track(runId, message.receiptHandle, () =>
-          this.execute(claimed, decoded.plan, { freshClaim: true, early }),
+          this.execute(claimed, decoded.plan, {
+            freshClaim: true,
+            early,
+            ...(prepared === undefined ? {} : { prepared }),
+          }),
         );
         return;
       }
@@ -223,6 +235,29 @@ export class RelayAgent {
     }
     const known = run;
     this.track(runId, message.receiptHandle, () => this.claimAndExecute(known, decoded.plan));
+  }
+
+  /**
+   * The task of a claim just committed, prepared in its work dir while the
+   * claim is made durable (prepareFresh): the preparation begins once the
+   * turn that committed the claim is over, so the fsync it waits for is
+   * under way first; the task starts only once the claim resolves
+   * (execute). None for a run with a cancel request: it is settled, not started.
+   */
+  private prepareAhead(
+    claimed: Run,
+    plan: RelayPlan | undefined,
+    early: EarlyLookups,
+  ): Promise<PreparedTask> | undefined {
+    if (claimed.cancelRequested) return undefined;
+    const prepared = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
+      prepareFresh(this.o, claimed, join(this.o.workRoot, claimed.id), {
+        ...(plan?.target === undefined ? {} : { target: plan.target }),
+        early,
+      }),
+    );
+    prepared.catch(() => {}); // surfaces in execute; unawaited only when the claim itself fails
+    return prepared;
   }
 
   /** Tell a poll loop waiting for room that some may have freed up. */
@@ -293,7 +328,7 @@ export class RelayAgent {
   private async execute(
     claimed: Run,
     plan: RelayPlan | undefined,
-    known: Pick<StartOptions, 'freshClaim' | 'early'> = {},
+    known: Pick<StartOptions, 'freshClaim' | 'early' | 'prepared'> = {},
   ): Promise<Handled> {
     const runId = claimed.id;
     let run = claimed;
@@ -359,8 +394,21 @@ export class RelayAgent {
     shipper.system(`${SHIM_PREFIX}${state}${reason === undefined ? '' : ` (${reason})`}`);
     await shipper.close();
     const ended = await this.settle(run.id, state, reason, exitCode);
-    await rm(workDir, { recursive: true, force: true }).catch(() => {});
+    this.removeWorkDir(workDir);
     return ended;
+  }
+
+  /**
+   * Remove an ended run's work dir (a handful of thread-pool round trips,
+   * more for a large dir) without holding the run's slot meanwhile: the run
+   * is settled, in a terminal state no attempt of it starts from again, so
+   * nothing uses the dir any more.
+   */
+  private removeWorkDir(workDir: string): void {
+    const removal: Promise<void> = rm(workDir, { recursive: true, force: true })
+      .catch(() => {})
+      .finally(() => this.removals.delete(removal));
+    this.removals.add(removal);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { prepareTask } from '../../shared/app/task-prep.ts';
@@ -6,6 +6,7 @@ import type { Run } from '../../shared/domain/run.ts';
 import { SHIM_PREFIX } from '../../shared/domain/shim-protocol.ts';
 import type { Target } from '../../shared/domain/target.ts';
 import type { RunningExecution } from '../../shared/ports/executor.ts';
+import type { PreparedTask } from '../../shared/ports/launcher.ts';
 import type { RelayAgentOptions } from './agent-options.ts';
 import { type EarlyLookups, withKnown } from './early-lookups.ts';
 import type { LogShipper } from './log-shipper.ts';
@@ -18,8 +19,9 @@ export const ATTEMPT_FILE = 'attempt';
  * incarnation started for this very attempt and died before recording
  * (resumed through the executor, never started twice), or a new one in a
  * fresh work dir, marked with the attempt before it starts. A target from
- * the relay message's plan, and what was looked up beside the claim, are
- * used instead of asking again.
+ * the relay message's plan, what was looked up beside the claim, and the
+ * task prepared while the claim was made durable (`prepared`), are used
+ * instead of asking again.
  *
  * @example
  * const execution = await startOrResume(options, run, shipper, join(options.workRoot, run.id));
@@ -44,6 +46,29 @@ export async function startOrResume(
     shipper.system(`${SHIM_PREFIX}relay ${o.id} restarted and resumed the task it had started`);
     return resumed;
   }
+  const { spec, secretEnv } = await (how.prepared ?? prepareFresh(o, run, workDir, how));
+  shipper.system(`${SHIM_PREFIX}starting on relay ${o.id} (${o.executor.name} executor)`);
+  return o.executor.start({ runId, image: run.image ?? '', spec, secretEnv, workDir }, (lines) =>
+    shipper.push(lines),
+  );
+}
+
+/**
+ * A new task of a run this relay has claimed, up to its start: the task
+ * prepared (prepareTask, from what is known) and its fresh work dir marked
+ * with the attempt. Starts nothing, so it may run while the claim is made
+ * durable (RelayClaimRequest.onCommitted); a mark with no task behind it
+ * resumes nothing, and the next attempt's fresh work dir replaces it.
+ *
+ * @example
+ * const prepared = prepareFresh(options, claimed, join(options.workRoot, claimed.id), { early });
+ */
+export async function prepareFresh(
+  o: RelayAgentOptions,
+  run: Run,
+  workDir: string,
+  how: Pick<StartOptions, 'target' | 'early'> = {},
+): Promise<PreparedTask> {
   const deps = withKnown(o, run, how);
   // Preparation and the work dir at once; the attempt mark is written before the start, so a crash
   // right after it leaves the mark resume looks for (a mark with no task behind it resumes nothing).
@@ -56,11 +81,7 @@ export async function startOrResume(
     throw prepared.reason;
   }
   if (dir.status === 'rejected') throw dir.reason;
-  shipper.system(`${SHIM_PREFIX}starting on relay ${o.id} (${o.executor.name} executor)`);
-  const { spec, secretEnv } = prepared.value;
-  return o.executor.start({ runId, image: run.image ?? '', spec, secretEnv, workDir }, (lines) =>
-    shipper.push(lines),
-  );
+  return prepared.value;
 }
 
 export interface StartOptions {
@@ -70,16 +91,26 @@ export interface StartOptions {
   readonly freshClaim?: boolean;
   /** What was looked up beside the claim (early-lookups.ts): not asked for again. */
   readonly early?: EarlyLookups;
+  /** With `freshClaim`: the task already prepared in its work dir (prepareFresh), to start as it is. */
+  readonly prepared?: Promise<PreparedTask>;
 }
 
 /**
- * The work dir of a new task, in sync calls: three system calls of
- * microseconds each, on the way to the start, where the promise API pays
- * a thread-pool round trip for each. An earlier attempt's dir (rare, and
- * of any size) is removed without blocking.
+ * The work dir of a new task, in sync calls: a mkdir and the mark's write,
+ * system calls of microseconds each, on the way to the start, where the
+ * promise API pays a thread-pool round trip for each. The mkdir is the
+ * check: an earlier attempt's dir (rare, and of any size) makes it fail with
+ * EEXIST, and is then removed without blocking; a missing work root with
+ * ENOENT, and is made.
  */
 async function freshWorkDir(workDir: string, attempt: number): Promise<void> {
-  if (existsSync(workDir)) await rm(workDir, { recursive: true, force: true });
-  mkdirSync(workDir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(workDir, { mode: 0o700 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST' && code !== 'ENOENT') throw error;
+    if (code === 'EEXIST') await rm(workDir, { recursive: true, force: true });
+    mkdirSync(workDir, { recursive: true, mode: 0o700 });
+  }
   writeFileSync(join(workDir, ATTEMPT_FILE), String(attempt), { mode: 0o600 });
 }

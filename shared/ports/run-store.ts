@@ -34,6 +34,13 @@ export interface RelayClaimRequest {
   readonly at: string;
   /** The run's version the message was sent for (its `local` launch intent). */
   readonly sentVersion: number;
+  /**
+   * Called with the claimed run once the claim is committed, when the store can tell that before the claim is
+   * durable (SQLite's group commit); never for a claim that did not apply. The relay may prepare the task
+   * meanwhile: nothing may be started, nor anyone outside the process told, before the claim resolves.
+   * Must not throw.
+   */
+  readonly onCommitted?: (run: Run) => void;
 }
 
 /** The claimed run, or — when the claim did not apply — the run as stored (undefined: no such run). */

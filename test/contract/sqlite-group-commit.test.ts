@@ -4,10 +4,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type SqliteDatabase } from '../../shared/adapters/sqlite/database.ts';
+import {
+  closeDatabase,
+  commitPendingWrites,
+  commitWithoutFsync,
+  openDatabase,
+  type SqliteDatabase,
+} from '../../shared/adapters/sqlite/database.ts';
 import { withDurableReads } from '../../shared/adapters/sqlite/durable-reads.ts';
 import { durableWrite, whenDurable } from '../../shared/adapters/sqlite/group-commit.ts';
 import { SqliteRunStore } from '../../shared/adapters/sqlite/run-store.ts';
+import { SqliteTargetStore } from '../../shared/adapters/sqlite/target-store.ts';
 import { newRun } from '../../shared/domain/run.ts';
 import { commitCounter } from '../support/commit-counter.ts';
 
@@ -54,17 +61,24 @@ describe('durableWrite (a group commit off the event loop)', () => {
   afterEach(() => db?.close());
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('commits at once and resolves only after an fsync begun after the commit', async () => {
+  it('commits once the turn is over and resolves only after an fsync begun after the commit', async () => {
     open();
     const before = syncs.length;
+    const seenByAnother = () => {
+      const another = new Database(db.name, { readonly: true });
+      const rows = another.prepare('SELECT body FROM rows').pluck().all();
+      another.close();
+      return rows;
+    };
 
     const pending = durableWrite(db, insert('a'));
-    const seenByAnother = new Database(db.name, { readonly: true });
-    const visible = seenByAnother.prepare('SELECT body FROM rows').pluck().all();
-    seenByAnother.close();
+    const inTurn = seenByAnother();
+    await new Promise((resolve) => setImmediate(resolve));
+    const afterTurn = seenByAnother();
     await pending;
 
-    expect(visible).toEqual(['a']);
+    expect(inTurn).toEqual([]);
+    expect(afterTurn).toEqual(['a']);
     const mine = syncs.slice(before);
     expect(mine.length).toBe(1);
     expect(mine[0]?.begunAfter).toBe(commits);
@@ -109,6 +123,28 @@ describe('durableWrite (a group commit off the event loop)', () => {
     expect(syncs.length - before).toBe(2);
   });
 
+  it('tells `committed` of the value once its batch is committed, before its fsync begins', async () => {
+    open();
+    const before = syncs.length;
+    let heard: { value: string; syncs: number; visible: unknown[] } | undefined;
+
+    const pending = durableWrite(db, insert('c'), (value) => {
+      const another = new Database(db.name, { readonly: true });
+      heard = {
+        value,
+        syncs: syncs.length - before,
+        visible: another.prepare('SELECT body FROM rows').pluck().all(),
+      };
+      another.close();
+    });
+    const heardInTurn = heard;
+    await pending;
+
+    expect(heardInTurn).toBeUndefined();
+    expect(heard).toEqual({ value: 'c', syncs: 0, visible: ['c'] });
+    await expect(durableWrite(db, insert('c'), () => expect.unreachable())).rejects.toThrow(/UNIQUE/);
+  });
+
   it('rolls back a write that throws, rejects it alone, and commits the next', async () => {
     open();
     await durableWrite(db, insert('dup'));
@@ -120,14 +156,15 @@ describe('durableWrite (a group commit off the event loop)', () => {
     expect(db.inTransaction).toBe(false);
   });
 
-  it('marks its commits durable in the statement trace', async () => {
+  it('commits the durable writes of one turn together, marked durable in the statement trace', async () => {
     const counter = commitCounter();
     open(counter.trace);
     const start = counter.counts();
 
     await Promise.all([durableWrite(db, insert('x')), durableWrite(db, insert('y'))]);
 
-    expect(counter.counts()).toEqual({ durable: start.durable + 2, unsynced: start.unsynced });
+    expect(counter.counts()).toEqual({ durable: start.durable + 1, unsynced: start.unsynced });
+    expect(counter.durableCommits().at(-1)).toEqual(['INSERT INTO rows', 'INSERT INTO rows']);
   });
 
   it('has readers wait for the fsync of what is committed, and not when nothing is pending', async () => {
@@ -181,5 +218,155 @@ describe('durableWrite (a group commit off the event loop)', () => {
     expect(syncsWhenDirectAnswered).toBe(0);
     expect(seen?.id).toBe('run-1');
     expect(syncsWhenClientAnswered).toBeGreaterThan(0);
+  });
+});
+
+describe('commitWithoutFsync (one write batch per turn)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rw-write-batch-'));
+  let db: SqliteDatabase;
+  let n = 0;
+  const open = (trace?: (sql: string) => void) => {
+    n += 1;
+    db = openDatabase(join(dir, `b-${n}.db`), trace === undefined ? {} : { trace });
+    db.exec('CREATE TABLE rows (id INTEGER PRIMARY KEY, body TEXT NOT NULL UNIQUE)');
+    return db;
+  };
+  const insert = (body: string) => () => db.prepare('INSERT INTO rows (body) VALUES (?)').run(body).changes;
+  const rows = (on: { prepare: SqliteDatabase['prepare'] } = db) =>
+    on.prepare('SELECT body FROM rows ORDER BY id').pluck().all();
+  const fromAnother = () => {
+    const other = new Database(db.name, { readonly: true });
+    try {
+      return rows(other);
+    } finally {
+      other.close();
+    }
+  };
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  afterEach(() => {
+    if (db?.open) closeDatabase(db);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("commits the turn's writes once, without an fsync, when the turn is over", async () => {
+    const counter = commitCounter();
+    open(counter.trace);
+    const start = counter.counts();
+
+    commitWithoutFsync(db, insert('a'));
+    await Promise.resolve().then(() => commitWithoutFsync(db, insert('b')));
+    const inTurn = { mine: rows(), another: fromAnother(), counts: counter.counts() };
+    await turn();
+
+    expect(inTurn.mine).toEqual(['a', 'b']); // this connection reads its batch at once
+    expect(inTurn.another).toEqual([]);
+    expect(inTurn.counts).toEqual(start);
+    expect(counter.counts()).toEqual({ durable: start.durable, unsynced: start.unsynced + 1 });
+    expect(fromAnother()).toEqual(['a', 'b']);
+    expect(db.inTransaction).toBe(false);
+    expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL again
+  });
+
+  it('rolls back a write that throws alone and commits the rest of the batch', async () => {
+    open();
+    commitWithoutFsync(db, insert('dup'));
+
+    expect(() => commitWithoutFsync(db, insert('dup'))).toThrow(/UNIQUE/);
+    commitWithoutFsync(db, insert('after'));
+    await turn();
+
+    expect(fromAnother()).toEqual(['dup', 'after']);
+  });
+
+  it('commits durable and unsynced writes of a turn in one commit, marked durable, under one fsync; a durable write that throws leaves it', async () => {
+    const counter = commitCounter();
+    open(counter.trace);
+    const start = counter.counts();
+    const before = syncs.length;
+
+    commitWithoutFsync(db, insert('lease'));
+    commitWithoutFsync(db, insert('step'));
+    await expect(durableWrite(db, insert('step'))).rejects.toThrow(/UNIQUE/);
+    const durable = durableWrite(db, insert('claim'));
+    const seenInTurn = fromAnother();
+    await durable;
+
+    expect(seenInTurn).toEqual([]);
+    expect(fromAnother()).toEqual(['lease', 'step', 'claim']);
+    expect(counter.counts()).toEqual({ durable: start.durable + 1, unsynced: start.unsynced });
+    expect(counter.durableCommits().at(-1)).toEqual([
+      'INSERT INTO rows',
+      'INSERT INTO rows',
+      'INSERT INTO rows',
+    ]);
+    expect(syncs.length - before).toBe(1);
+    expect(db.inTransaction).toBe(false);
+  });
+
+  it('rolls the whole batch back and rejects each durable write in it when its commit fails', async () => {
+    open();
+    db.pragma('foreign_keys = ON');
+    db.exec(`CREATE TABLE parents (id INTEGER PRIMARY KEY);
+      CREATE TABLE children (parent INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)`);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on('warning', onWarning);
+
+    commitWithoutFsync(db, insert('unsynced'));
+    const durable = durableWrite(db, insert('durable'));
+    // Refused only at COMMIT (a deferred foreign key): the batch's commit fails, not the write.
+    const orphan = durableWrite(db, () => db.prepare('INSERT INTO children (parent) VALUES (42)').run());
+
+    await expect(durable).rejects.toThrow(/FOREIGN KEY/);
+    await expect(orphan).rejects.toThrow(/FOREIGN KEY/);
+    expect(rows()).toEqual([]);
+    expect(fromAnother()).toEqual([]);
+    expect(db.inTransaction).toBe(false);
+    await durableWrite(db, insert('next-turn'));
+    process.off('warning', onWarning);
+
+    expect(fromAnother()).toEqual(['next-turn']);
+    expect(warnings.join()).toMatch(/could not be committed/);
+  });
+
+  it('is committed before a write that needs SQLite’s own fsync, and on close', async () => {
+    const counter = commitCounter();
+    open(counter.trace);
+    db.exec('CREATE TABLE IF NOT EXISTS targets (id TEXT PRIMARY KEY, body TEXT NOT NULL) STRICT');
+    const targets = new SqliteTargetStore({ db });
+    const start = counter.counts();
+
+    commitWithoutFsync(db, insert('before-target'));
+    await targets.putTarget({
+      kind: 'vm',
+      id: 'vm-1',
+      cloud: 'local',
+      name: 'vm-1',
+      address: '127.0.0.1',
+      connection: 'local',
+    } as never);
+    const afterPut = counter.counts();
+    commitWithoutFsync(db, insert('before-flush'));
+    commitPendingWrites(db);
+    commitWithoutFsync(db, insert('before-close'));
+    const name = db.name;
+    closeDatabase(db);
+    const reopened = new Database(name, { readonly: true });
+    const kept = rows(reopened);
+    reopened.close();
+
+    // The batch's own commit (unsynced), then the target's with synchronous = FULL.
+    expect(afterPut).toEqual({ durable: start.durable + 1, unsynced: start.unsynced + 1 });
+    expect(kept).toEqual(['before-target', 'before-flush', 'before-close']);
+  });
+
+  it('commits each write at once on a :memory: connection', () => {
+    db = openDatabase(':memory:');
+    db.exec('CREATE TABLE rows (id INTEGER PRIMARY KEY, body TEXT NOT NULL UNIQUE)');
+
+    commitWithoutFsync(db, insert('m'));
+
+    expect(db.inTransaction).toBe(false);
+    expect(rows()).toEqual(['m']);
   });
 });

@@ -2,7 +2,7 @@
  * Counts SQLite commits from a connection's statement trace (openDatabase's
  * `trace`): a transaction that wrote, or a write outside one, is one commit;
  * it is durable (one WAL fsync) unless `synchronous` was below FULL for it
- * and its COMMIT is not a durable write's (group-commit.ts DURABLE_COMMIT).
+ * and its COMMIT is not a durable write's (database.ts DURABLE_COMMIT).
  * A write that changed no row still counts: the count is an upper bound.
  */
 export interface CommitCounter {
@@ -18,6 +18,8 @@ const WRITE = /^(INSERT|UPDATE|DELETE|REPLACE)\b/i;
 export function commitCounter(): CommitCounter {
   let full = true;
   let open: string[] | undefined;
+  /** Where each open savepoint began in `open` (a ROLLBACK TO drops the writes after it). */
+  let savepoints: number[] = [];
   let durable = 0;
   let unsynced = 0;
   const commits: string[][] = [];
@@ -39,6 +41,13 @@ export function commitCounter(): CommitCounter {
         full = ['FULL', 'EXTRA', '2', '3'].includes(pragma[1].toUpperCase());
       } else if (/^BEGIN\b/i.test(s)) {
         open = [];
+        savepoints = [];
+      } else if (/^SAVEPOINT\b/i.test(s)) {
+        savepoints.push(open?.length ?? 0);
+      } else if (/^RELEASE\b/i.test(s)) {
+        savepoints.pop();
+      } else if (/^ROLLBACK\s+TO\b/i.test(s)) {
+        if (open !== undefined) open.length = savepoints.at(-1) ?? open.length;
       } else if (/^COMMIT\b/i.test(s)) {
         if (open !== undefined && open.length > 0) commit(open, /durable/i.test(s));
         open = undefined;

@@ -92,7 +92,7 @@ export interface OpenDatabaseOptions {
  * @example
  * const db = openDatabase(join(dataDir, 'remote-worker.db'));
  * const runs = new SqliteRunStore({ db });
- * process.on('exit', () => db.close());
+ * process.on('exit', () => closeDatabase(db));
  */
 export function openDatabase(path: string, options: OpenDatabaseOptions = {}): SqliteDatabase {
   const isNewFile = path !== ':memory:' && path !== '' && !existsSync(path);
@@ -136,18 +136,183 @@ function migrate(db: SqliteDatabase): void {
 }
 
 /**
- * Run `write` as one IMMEDIATE transaction committed without an fsync
- * (`synchronous = NORMAL` for this commit only). For writes whose loss in a
- * power cut is harmless because it only undoes a lease: a queue receive, a
- * visibility change, an acknowledgement (the message comes back and the
- * consumer, idempotent, skips it). A killed process loses nothing (WAL pages
- * are in the OS cache), and the next durable commit's fsync covers these
- * frames too, since the WAL is written in order.
+ * Run `write` as part of a transaction committed without an fsync
+ * (`synchronous = NORMAL`), for writes whose loss in a power cut is harmless
+ * because it only undoes a lease or a step nothing outside the process has
+ * acted on (durability.ts): a queue receive, a visibility change, an
+ * acknowledgement, a log line, a local run's steps before the relay's claim.
+ *
+ * On a file database the writes of one turn of the event loop share one
+ * transaction, the write batch (writeInBatch): the first opens it (BEGIN
+ * IMMEDIATE), each runs in a savepoint of its own, so one that throws is
+ * rolled back alone, and the batch commits once that turn is over
+ * (`setImmediate`). Durable writes join it too (group-commit.ts
+ * `durableWrite`), and wait for an fsync begun after its commit. A run's
+ * submit, the dispatcher's steps and the relay's claim thus make one commit
+ * instead of seven, and a burst's submits, receives, acknowledgements and log
+ * lines of one turn one commit between them. This connection reads its batch
+ * at once; another connection sees it once it commits, at the latest at the
+ * end of the turn. A kill -9 may take the batch of the turn it lands in, as
+ * a power cut may take commits not yet fsynced: nothing in it was
+ * acknowledged (a durable write resolves after its fsync), and the loss of
+ * the rest is harmless (durability.ts).
+ *
+ * Every other write on the connection must not join a batch unawares: a
+ * write that needs SQLite's own fsync (`synchronous = FULL`) calls
+ * `commitPendingWrites` first. `:memory:` connections commit each write at once.
  */
 export function commitWithoutFsync<T>(db: SqliteDatabase, write: () => T): T {
+  const open = openBatch(db);
+  if (open !== undefined) return inSavepoint(open, write);
   // Inside a caller's transaction the caller's commit decides (and SQLite refuses the pragma there).
   if (db.inTransaction) return write();
-  return withoutFsync(db, () => db.transaction(write).immediate());
+  if (db.memory) return withoutFsync(db, () => db.transaction(write).immediate());
+  return inSavepoint(beginBatch(db), write);
+}
+
+/** What a durable write in a batch is told once the batch's commit is over (writeInBatch). */
+export interface BatchCommit {
+  /** The batch committed: `batch` tells the writes committed together (one object per batch). */
+  committed(batch: object): void;
+  /** The batch's commit failed and it was rolled back, this write with it. */
+  failed(error: unknown): void;
+}
+
+/**
+ * Run `write` in the connection's write batch (opening one) and tell `commit`
+ * when the batch's commit is over; the batch's COMMIT then carries
+ * DURABLE_COMMIT. A `write` that throws is rolled back alone, and `commit`
+ * is not told. Only for a file database outside a caller's transaction.
+ */
+export function writeInBatch<T>(db: SqliteDatabase, write: () => T, commit: BatchCommit): T {
+  const batch = openBatch(db) ?? beginBatch(db);
+  const value = inSavepoint(batch, write);
+  batch.told.push(commit);
+  return value;
+}
+
+/** True when the connection's open write batch holds a durable write (writeInBatch). */
+export function batchHoldsDurableWrites(db: SqliteDatabase): boolean {
+  return (openBatch(db)?.told.length ?? 0) > 0;
+}
+
+/** True when a write batch is open on the connection. */
+export function batchIsOpen(db: SqliteDatabase): boolean {
+  return openBatch(db) !== undefined;
+}
+
+/**
+ * Commit the connection's open write batch now, if there is one (before a
+ * write that needs SQLite's own fsync, before closing the connection).
+ */
+export function commitPendingWrites(db: SqliteDatabase): void {
+  const batch = openBatch(db);
+  if (batch !== undefined) endBatch(batch);
+}
+
+/** Close the connection, committing its open write batch first. */
+export function closeDatabase(db: SqliteDatabase): void {
+  if (db.open) commitPendingWrites(db);
+  db.close();
+}
+
+/** The COMMIT of a batch holding a durable write (a statement trace's marker: test/support/commit-counter.ts). */
+export const DURABLE_COMMIT = 'COMMIT /* durable: the WAL is fsynced next (group-commit.ts) */';
+
+interface Batch {
+  readonly db: SqliteDatabase;
+  open: boolean;
+  /** The connection was at `synchronous = FULL` when the batch began: set it back after. */
+  restoreFull: boolean;
+  /** The durable writes in the batch, to tell of its commit. */
+  told: BatchCommit[];
+  readonly begin: Database.Statement<[]>;
+  readonly commit: Database.Statement<[]>;
+  readonly commitDurable: Database.Statement<[]>;
+  readonly rollback: Database.Statement<[]>;
+  readonly savepoint: Database.Statement<[]>;
+  readonly release: Database.Statement<[]>;
+  readonly rollbackTo: Database.Statement<[]>;
+}
+const batches = new WeakMap<SqliteDatabase, Batch>();
+
+function openBatch(db: SqliteDatabase): Batch | undefined {
+  const batch = batches.get(db);
+  return batch?.open === true ? batch : undefined;
+}
+
+function beginBatch(db: SqliteDatabase): Batch {
+  let batch = batches.get(db);
+  if (batch === undefined) {
+    batch = {
+      db,
+      open: false,
+      restoreFull: false,
+      told: [],
+      begin: db.prepare('BEGIN IMMEDIATE'),
+      commit: db.prepare('COMMIT'),
+      commitDurable: db.prepare(DURABLE_COMMIT),
+      rollback: db.prepare('ROLLBACK'),
+      savepoint: db.prepare('SAVEPOINT batched_write'),
+      release: db.prepare('RELEASE batched_write'),
+      rollbackTo: db.prepare('ROLLBACK TO batched_write'),
+    };
+    batches.set(db, batch);
+  }
+  const sync = synchronousStatements(db);
+  const full = sync.level.get() === SYNCHRONOUS_FULL;
+  if (full) sync.normal.run();
+  try {
+    batch.begin.run();
+  } catch (error) {
+    if (full) sync.full.run();
+    throw error;
+  }
+  batch.open = true;
+  batch.restoreFull = full;
+  const opened = batch;
+  setImmediate(() => {
+    if (!opened.open || !opened.db.open) return;
+    try {
+      endBatch(opened);
+    } catch (error) {
+      // Its durable writes are rejected (endBatch); the others are lost as a power cut would lose them, and as
+      // harmlessly (durability.ts).
+      process.emitWarning(`SQLite: a batch of writes could not be committed: ${String(error)}`);
+    }
+  });
+  return batch;
+}
+
+function inSavepoint<T>(batch: Batch, write: () => T): T {
+  batch.savepoint.run();
+  try {
+    const value = write();
+    batch.release.run();
+    return value;
+  } catch (error) {
+    batch.rollbackTo.run();
+    batch.release.run();
+    throw error;
+  }
+}
+
+/** Commit the batch; should that fail, roll it back as a whole. Then back to FULL, and tell its durable writes. */
+function endBatch(batch: Batch): void {
+  batch.open = false;
+  const told = batch.told;
+  batch.told = [];
+  try {
+    (told.length > 0 ? batch.commitDurable : batch.commit).run();
+  } catch (error) {
+    if (batch.db.inTransaction) batch.rollback.run();
+    for (const t of told) t.failed(error);
+    throw error;
+  } finally {
+    if (batch.restoreFull) synchronousStatements(batch.db).full.run();
+  }
+  const id = {};
+  for (const t of told) t.committed(id);
 }
 
 /**

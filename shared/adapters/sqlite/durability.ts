@@ -19,7 +19,10 @@ import { isRelayOwner } from '../../domain/run.ts';
  *   leaves the run claimed by the relay, as a crash between the executor's
  *   start and that write does, and the executor died with the machine; the
  *   run's terminal write, durable, fsyncs it with it.
- * A kill -9 loses nothing either way (committed pages are in the OS cache).
+ * A kill -9 loses what is committed either way (its pages are in the OS
+ * cache), but not the write batch of the turn it lands in (database.ts
+ * `commitWithoutFsync`): the same argument covers that loss, and a durable
+ * write in that batch had not resolved yet.
  * The durable writes wait for their fsync off the event loop (group-commit.ts);
  * the argument is the same, since that fsync covers every commit before it.
  *

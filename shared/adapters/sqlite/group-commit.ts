@@ -1,71 +1,95 @@
 import { closeSync, fdatasync, openSync } from 'node:fs';
-import { type SqliteDatabase, withoutFsync } from './database.ts';
+import { batchHoldsDurableWrites, batchIsOpen, type SqliteDatabase, writeInBatch } from './database.ts';
 
 /**
- * A durable write with a group commit off the event loop: `write` commits
- * at once, in its own IMMEDIATE transaction, without an fsync inside SQLite
- * (`synchronous = NORMAL`), and the promise resolves once an `fdatasync` of
- * the WAL file, run on libuv's thread pool and begun after that commit, has
+ * A durable write with a group commit off the event loop: `write` runs in
+ * the connection's write batch (database.ts `commitWithoutFsync`: the writes
+ * of one turn of the event loop in one transaction, each in a savepoint),
+ * which commits once the turn is over, without an fsync inside SQLite
+ * (`synchronous = NORMAL`); the promise resolves once an `fdatasync` of the
+ * WAL file, run on libuv's thread pool and begun after that commit, has
  * returned. The WAL is written in order, so that fsync makes this commit and
- * every earlier one durable: commits made while one fsync is under way share
- * the next (a group commit), and the event loop serves other requests
+ * every earlier one durable: batches committed while one fsync is under way
+ * share the next (a group commit), and the event loop serves other requests
  * meanwhile instead of blocking in SQLite's own fsync.
  *
- * The fsync begins once the turn of the event loop that committed has run
- * its course (on `setImmediate`), not at the commit: work the commit set off
- * in this process commits in that turn too and shares the fsync. In local
- * mode that is the submit's chain — the dispatcher, woken at once by the
- * run's message, and the relay, woken at once by the dispatcher's
- * (SqliteWorkQueue `wakeAtOnce`), run on promises alone up to the relay's
- * durable claim — so one fsync, not two in a row, stands between a POST and
- * its task's start. The 202 waits for that same fsync.
+ * Work the write sets off in this process within the turn joins the same
+ * commit and shares its fsync. In local mode that is the submit's chain —
+ * the dispatcher, woken at once by the run's message, and the relay, woken
+ * at once by the dispatcher's (SqliteWorkQueue `wakeAtOnce`), run on
+ * promises alone up to the relay's durable claim — so one commit and one
+ * fsync stand between a POST and its task's start. The 202 waits for that
+ * same fsync.
  *
  * The durable point is the promise: nothing that tells the world about the
  * write (a 202, a task's start, an answered cancel) may happen before it
  * resolves — the same rule as SQLite's own `synchronous = FULL` commit. What
  * differs is that this process's other readers can see the write up to one
  * fsync earlier; `whenDurable` lets the API's readers wait for it
- * (`withDurableReads`, durable-reads.ts). A killed process loses nothing
- * either way (committed pages are in the OS cache).
+ * (`withDurableReads`, durable-reads.ts). Should the batch's commit fail,
+ * the batch is rolled back as a whole and every durable write in it rejected.
  *
  * Inside a caller's open transaction the caller's commit decides. A
  * connection without a WAL file (`:memory:`, another journal mode) commits
- * with SQLite's own fsync, as before.
+ * at once with SQLite's own fsync, as before.
  *
  * Hand-written: better-sqlite3 is synchronous and has no asynchronous
  * commit, and the group forms on this process's event loop.
  *
- * The COMMIT carries a comment so a statement trace (openDatabase's `trace`)
- * can tell these commits from the ones that need no fsync.
+ * The batch's COMMIT carries a comment (DURABLE_COMMIT) so a statement trace
+ * (openDatabase's `trace`) can tell these commits from the ones that need no fsync.
  *
  * @example
  * const run = await durableWrite(db, () => insertRun.run(id, body));
  */
-export function durableWrite<T>(db: SqliteDatabase, write: () => T): Promise<T> {
+export function durableWrite<T>(
+  db: SqliteDatabase,
+  write: () => T,
+  /** Called with the value once `write` is committed, before its fsync (e.g. to prepare what follows). */
+  committed?: (value: T) => void,
+): Promise<T> {
   try {
-    if (db.inTransaction) return Promise.resolve(write());
+    if (db.inTransaction && !batchIsOpen(db)) return Promise.resolve(write());
     const wal = walOf(db);
-    if (wal === undefined) return Promise.resolve(db.transaction(write).immediate());
-    const value = withoutFsync(db, () => commitOnce(wal, db, write));
-    wal.committed += 1;
-    return syncedUpTo(wal, wal.committed).then(() => value);
+    if (wal === undefined) {
+      const value = db.transaction(write).immediate();
+      committed?.(value);
+      return Promise.resolve(value);
+    }
+    return new Promise<T>((resolve, reject) => {
+      let value: T;
+      const told = {
+        committed(batch: object) {
+          if (wal.lastBatch !== batch) {
+            wal.lastBatch = batch;
+            wal.committed += 1;
+          }
+          wal.waiters.push({ upTo: wal.committed, resolve: () => resolve(value), reject });
+          startSyncSoon(wal);
+          committed?.(value);
+        },
+        failed: (error: unknown) => reject(error),
+      };
+      value = writeInBatch(db, write, told);
+    });
   } catch (error) {
     return Promise.reject(error);
   }
 }
 
 /**
- * Resolves once every durable write committed so far on `db` is durable;
- * undefined when none is waiting for its fsync (no need to wait at all).
+ * Resolves once every durable write committed so far on `db`, or waiting in
+ * its open write batch, is durable; undefined when none is waiting for its
+ * fsync (no need to wait at all).
  */
 export function whenDurable(db: SqliteDatabase): Promise<void> | undefined {
   const wal = wals.get(db);
+  if (wal !== undefined && batchHoldsDurableWrites(db)) {
+    return durableWrite(db, () => undefined); // after the batch's commit and its fsync
+  }
   if (wal === undefined || wal.synced >= wal.committed) return undefined;
   return syncedUpTo(wal, wal.committed);
 }
-
-/** The COMMIT of a durable write (the trace's marker: test/support/commit-counter.ts). */
-export const DURABLE_COMMIT = 'COMMIT /* durable: the WAL is fsynced next (group-commit.ts) */';
 
 interface Waiter {
   readonly upTo: number;
@@ -75,10 +99,9 @@ interface Waiter {
 
 interface Wal {
   readonly fd: number;
-  readonly begin: { run(): unknown };
-  readonly commit: { run(): unknown };
-  readonly rollback: { run(): unknown };
-  /** Durable writes committed (a sequence number). */
+  /** The write batch whose commit `committed` counts last (database.ts writeInBatch). */
+  lastBatch: object | undefined;
+  /** Commits holding durable writes (a sequence number: each batch's commit counts once). */
   committed: number;
   /** Durable writes known to be on disk: every one up to this number. */
   synced: number;
@@ -87,6 +110,8 @@ interface Wal {
   inFlight: number;
   /** An fsync is due at the end of this turn (scheduleSync). */
   scheduled: boolean;
+  /** An fsync is due once the batch commit under way has told its writes (startSyncSoon). */
+  soon: boolean;
   waiters: Waiter[];
 }
 
@@ -119,31 +144,18 @@ function walOf(db: SqliteDatabase): Wal | undefined {
   }
   const wal: Wal = {
     fd,
-    begin: db.prepare('BEGIN IMMEDIATE'),
-    commit: db.prepare(DURABLE_COMMIT),
-    rollback: db.prepare('ROLLBACK'),
+    lastBatch: undefined,
     committed: 0,
     synced: 0,
     coveredBySyncs: 0,
     inFlight: 0,
     scheduled: false,
+    soon: false,
     waiters: [],
   };
   wals.set(db, wal);
   closeFd.register(db, fd);
   return wal;
-}
-
-function commitOnce<T>(wal: Wal, db: SqliteDatabase, write: () => T): T {
-  wal.begin.run();
-  try {
-    const value = write();
-    wal.commit.run();
-    return value;
-  } catch (error) {
-    if (db.inTransaction) wal.rollback.run();
-    throw error;
-  }
 }
 
 function syncedUpTo(wal: Wal, upTo: number): Promise<void> {
@@ -159,6 +171,20 @@ function scheduleSync(wal: Wal): void {
   wal.scheduled = true;
   setImmediate(() => {
     wal.scheduled = false;
+    startSync(wal);
+  });
+}
+
+/**
+ * startSync once the batch commit that called it has told all its writes
+ * (a microtask): the batch commits when its turn is over, so there is
+ * nothing left to wait for.
+ */
+function startSyncSoon(wal: Wal): void {
+  if (wal.soon) return;
+  wal.soon = true;
+  queueMicrotask(() => {
+    wal.soon = false;
     startSync(wal);
   });
 }

@@ -1,6 +1,6 @@
 import { admits } from '../../domain/launch-cap.ts';
 import type { LaunchSlotStore } from '../../ports/launch-cap.ts';
-import type { SqliteDatabase } from './database.ts';
+import { commitPendingWrites, type SqliteDatabase } from './database.ts';
 
 /**
  * Launch-cap slots in the local-mode SQLite file: a row per held slot in
@@ -46,6 +46,7 @@ export class SqliteLaunchSlots implements LaunchSlotStore {
   }
 
   async acquire(scope: string, cap: number, runId: string): Promise<boolean> {
+    commitPendingWrites(this.#db); // this commit fsyncs (synchronous = FULL): no unsynced write joins it
     return this.#db
       .transaction((): boolean => {
         const holdsOne = this.#holds.get(scope, runId) !== undefined;
@@ -57,6 +58,7 @@ export class SqliteLaunchSlots implements LaunchSlotStore {
   }
 
   async release(scope: string, runId: string): Promise<void> {
+    commitPendingWrites(this.#db);
     this.#delete.run(scope, runId);
   }
 

@@ -23,7 +23,7 @@ import {
   type RunQuery,
   type RunStore,
 } from '../../ports/run-store.ts';
-import { commitWithoutFsync, type SqliteDatabase } from './database.ts';
+import { commitPendingWrites, commitWithoutFsync, type SqliteDatabase } from './database.ts';
 import { mayDeferFsync } from './durability.ts';
 import { durableWrite } from './group-commit.ts';
 import { sqliteGetRuns, sqliteRelayClaim } from './relay-claim.ts';
@@ -267,6 +267,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   async holdAccount(account: string, runId: string, options: { replacing?: string } = {}): Promise<string> {
+    commitPendingWrites(this.#db); // this commit fsyncs (synchronous = FULL): no unsynced write joins it
     return this.#db
       .transaction((): string => {
         const holder = this.#getHold.get(account)?.run_id;
@@ -279,6 +280,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   async releaseAccount(account: string, runId: string): Promise<void> {
+    commitPendingWrites(this.#db);
     this.#deleteHold.run(account, runId);
   }
 
@@ -304,9 +306,21 @@ export class SqliteRunStore implements RunStore {
     return deferrable ? commitWithoutFsync(this.#db, write) : durableWrite(this.#db, write);
   }
 
-  /** One durable transaction (a group commit): the check and the write (shared/adapters/sqlite/relay-claim.ts). */
+  /**
+   * One durable transaction (a group commit): the check and the write (shared/adapters/sqlite/relay-claim.ts).
+   * `onCommitted` hears of the claim at its commit, before the fsync it resolves after.
+   */
   async claimRelayRun(runId: string, claim: RelayClaimRequest): Promise<RelayClaimResult> {
-    return durableWrite(this.#db, () => this.#relayClaim(runId, claim));
+    const { onCommitted } = claim;
+    return durableWrite(
+      this.#db,
+      () => this.#relayClaim(runId, claim),
+      onCommitted === undefined
+        ? undefined
+        : (result) => {
+            if (result.claimed) onCommitted(result.run);
+          },
+    );
   }
 
   async getRuns(ids: readonly string[]): Promise<readonly Run[]> {

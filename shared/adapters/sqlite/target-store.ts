@@ -1,6 +1,6 @@
 import type { Target } from '../../domain/target.ts';
 import type { TargetStore } from '../../ports/target-store.ts';
-import type { SqliteDatabase } from './database.ts';
+import { commitPendingWrites, type SqliteDatabase } from './database.ts';
 
 interface BodyRow {
   readonly body: string;
@@ -35,6 +35,7 @@ export class SqliteTargetStore implements TargetStore {
 
   /** Upsert; the first `createdAt` of a target is kept so a re-PUT does not rewrite its history. */
   async putTarget(target: Target): Promise<Target> {
+    commitPendingWrites(this.#db); // this commit fsyncs (synchronous = FULL): no unsynced write joins it
     return this.#db
       .transaction((): Target => {
         const existing = this.#get.get(target.id);
@@ -57,6 +58,7 @@ export class SqliteTargetStore implements TargetStore {
   }
 
   async deleteTarget(id: string): Promise<boolean> {
+    commitPendingWrites(this.#db);
     return this.#delete.run(id).changes > 0;
   }
 }

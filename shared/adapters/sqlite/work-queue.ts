@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { QueueMessage, ReceiveOptions, WorkQueue } from '../../ports/work-queue.ts';
 import {
@@ -10,7 +10,7 @@ import {
   MAX_DELAY_SECONDS,
   MAX_VISIBILITY_SECONDS,
 } from '../queue-limits.ts';
-import { commitWithoutFsync, type SqliteDatabase } from './database.ts';
+import { commitPendingWrites, commitWithoutFsync, type SqliteDatabase } from './database.ts';
 
 /** Another connection's send is only seen by polling; same-process sends wake waiters at once. */
 const POLL_INTERVAL_MS = 25;
@@ -205,8 +205,10 @@ export class SqliteWorkQueue implements WorkQueue {
     const id = randomUUID();
     const insert = () =>
       this.#insert.run(id, this.name, body, this.#clock.now(), this.#clock.nowMs() + delaySeconds * 1000);
-    if (this.#fsyncSends) insert();
-    else commitWithoutFsync(this.#db, insert);
+    if (this.#fsyncSends) {
+      commitPendingWrites(this.#db); // this commit fsyncs (synchronous = FULL): no unsynced write joins it
+      insert();
+    } else commitWithoutFsync(this.#db, insert);
     if (delaySeconds === 0) this.#notify();
     return id;
   }
@@ -215,6 +217,7 @@ export class SqliteWorkQueue implements WorkQueue {
     checkSendBatch(bodies);
     const sentAt = this.#clock.now();
     const visibleAt = this.#clock.nowMs();
+    commitPendingWrites(this.#db);
     this.#db
       .transaction(() => {
         for (const body of bodies) this.#insert.run(randomUUID(), this.name, body, sentAt, visibleAt);
@@ -285,6 +288,7 @@ export class SqliteWorkQueue implements WorkQueue {
    */
   releaseInFlight(): number {
     const now = this.#clock.nowMs();
+    commitPendingWrites(this.#db);
     const released = this.#release.run(this.name, now).changes;
     if (released > 0) this.#notify();
     return released;
@@ -308,8 +312,7 @@ export class SqliteWorkQueue implements WorkQueue {
    */
   #receiveNow(max: number, visibilitySeconds: number): QueueMessage[] {
     // An empty queue (most wake-ups and polls) is answered by one read, without taking the write lock.
-    if (!this.#db.inTransaction && this.#anyVisible.get(this.name, this.#clock.nowMs()) === undefined)
-      return [];
+    if (this.#anyVisible.get(this.name, this.#clock.nowMs()) === undefined) return [];
     return commitWithoutFsync(this.#db, (): QueueMessage[] => {
       const now = this.#clock.nowMs();
       const out: QueueMessage[] = [];
@@ -325,7 +328,8 @@ export class SqliteWorkQueue implements WorkQueue {
             moved += 1;
             continue;
           }
-          const receiptHandle = randomBytes(24).toString('base64url');
+          // 122 random bits from the runtime's pooled entropy (randomBytes asks for fresh bytes every time).
+          const receiptHandle = randomUUID();
           this.#markReceived.run(now + visibilitySeconds * 1000, receiptHandle, row.seq);
           out.push({
             id: row.id,

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -122,6 +122,32 @@ describe('RelayAgent claim from the relay message', () => {
       'succeeded',
     ]);
     expect(held.starts).toEqual(['run-1']);
+  });
+
+  it('prepares the task in its work dir while its claim is made durable, and starts it only once the claim resolves', async () => {
+    let durable: () => void = () => {};
+    const madeDurable = new Promise<void>((resolve) => (durable = resolve));
+    const claimRelayRun = app.store.claimRelayRun.bind(app.store);
+    app.store.claimRelayRun = async (runId, claim) => {
+      const result = await claimRelayRun(runId, claim); // committed: onCommitted has been called
+      await madeDurable;
+      return result;
+    };
+    await newAgent('r1').start();
+    await createQueuedRun(app.store, app.clock, { id: 'run-p' });
+    await dispatchRun(app.deps, 'run-p', 'dispatcher:m-1');
+    const mark = join(dir, 'work-r1', 'run-p', 'attempt');
+
+    await vi.waitFor(() => expect(existsSync(mark)).toBe(true), WAIT);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const startsBeforeDurable = [...held.starts];
+    durable();
+
+    await vi.waitFor(() => expect(held.starts).toEqual(['run-p']), WAIT);
+    expect(startsBeforeDurable).toEqual([]);
+    expect(readFileSync(mark, 'utf8')).toBe('1');
+    held.finish('run-p');
+    expect((await settled('run-p')).state).toBe('succeeded');
   });
 
   it('starts the task once when the message is delivered twice, to one relay or two', async () => {
