@@ -16,18 +16,15 @@ import * as z from '../lib/zod.ts';
 /** Extra vars travel in the run record and to the task: keep them modest. */
 const MAX_EXTRA_VARS_BYTES = 64 * 1024;
 
-/** A string of `min` to `max` characters. */
-const text = (min: number, max: number) => z.string().check(z.minLength(min), z.maxLength(max));
-
 /** Fields every run request shares: `POST /runs` adds `targetId`, `POST /batches` adds `targetIds`. */
 const RUN_REQUEST_FIELDS = {
   kind: z.enum(RUN_KINDS),
-  asset: text(1, 1024),
+  asset: z.textBetween(1, 1024),
   extraVars: z._default(z.record(z.string(), z.unknown()), {}),
   secrets: z._default(z.array(SecretBindingSchema).check(z.maxLength(50)), []),
   operation: z.optional(K8sOperationSchema),
-  sshUser: z.optional(text(1, 64)),
-  managedAccount: z.optional(text(1, 256)),
+  sshUser: z.optional(z.textBetween(1, 64)),
+  managedAccount: z.optional(z.textBetween(1, 256)),
   timeoutSeconds: z.optional(z.int().check(z.minimum(1), z.maximum(7 * 24 * 3600))),
 };
 
@@ -121,7 +118,7 @@ export type SubmitBatchRequest = z.infer<typeof SubmitBatchRequest>;
  * Lambda pass through unchanged (the decoded size limit lives in assets.ts).
  */
 export const UploadAssetRequest = z.strictObject({
-  path: text(1, MAX_ASSET_PATH_LENGTH),
+  path: z.textBetween(1, MAX_ASSET_PATH_LENGTH),
   // An empty file is almost always a failed read on the client's side, and runs as nothing at all.
   contentBase64: z.base64().check(z.minLength(1, 'must not be empty: upload a file with content')),
   overwrite: z._default(z.boolean(), false),

@@ -40,16 +40,13 @@ export const canTransition = (from: RunState, to: RunState): boolean => TRANSITI
  * nothing (target.ts says how much with its body schemas).
  */
 
-/** A string of `min` to `max` characters. */
-const text = (min: number, max: number) => z.string().check(z.minLength(min), z.maxLength(max));
-
 /** A named secret bound to a play variable ("Use a secret"). Only the name is stored. */
 export const SecretBindingSchema = z.lazy(() =>
   z.strictObject({
     var: z
       .string()
       .check(z.minLength(1), z.maxLength(128), z.regex(ENV_NAME, 'must be a valid variable name')),
-    secret: text(1, 512),
+    secret: z.textBetween(1, 512),
   }),
 );
 export type SecretBinding = z.infer<typeof SecretBindingSchema>;
@@ -57,24 +54,24 @@ export type SecretBinding = z.infer<typeof SecretBindingSchema>;
 /** A kubectl/helm operation (k8s_op runs). Arguments are passed as argv, never through a shell. */
 export const K8sOperationSchema = z.lazy(() =>
   z.discriminatedUnion('action', [
-    z.strictObject({ action: z.literal('apply'), namespace: z.optional(text(1, 63)) }),
-    z.strictObject({ action: z.literal('delete'), namespace: z.optional(text(1, 63)) }),
+    z.strictObject({ action: z.literal('apply'), namespace: z.optional(z.textBetween(1, 63)) }),
+    z.strictObject({ action: z.literal('delete'), namespace: z.optional(z.textBetween(1, 63)) }),
     z.strictObject({
       action: z.literal('get_secret'),
-      namespace: text(1, 63),
-      name: text(1, 253),
+      namespace: z.textBetween(1, 63),
+      name: z.textBetween(1, 253),
     }),
     z.strictObject({
       action: z.literal('helm_repo_add'),
-      repoName: text(1, 63),
+      repoName: z.textBetween(1, 63),
       repoUrl: z.url(),
     }),
     z.strictObject({
       action: z.literal('helm_upgrade'),
-      release: text(1, 53),
-      chart: text(1, 512),
-      namespace: z.optional(text(1, 63)),
-      version: z.optional(text(1, 64)),
+      release: z.textBetween(1, 53),
+      chart: z.textBetween(1, 512),
+      namespace: z.optional(z.textBetween(1, 63)),
+      version: z.optional(z.textBetween(1, 64)),
     }),
   ]),
 );

@@ -47,42 +47,39 @@ const shared = once(() => ({
   port: z.int().check(z.minimum(1), z.maximum(65535)),
 }));
 
-/** A string of `min` to `max` characters. */
-const text = (min: number, max: number) => z.string().check(z.minLength(min), z.maxLength(max));
-
 /** A kind's body, built on first use: the fields every kind shares, its `kind`, then its own `fields`. */
 const kindBody = <K extends string, F extends z.core.$ZodShape>(kind: K, fields: () => F) =>
   z.lazy(() => z.strictObject({ ...shared().base, kind: z.literal(kind), ...fields() }));
 
 export const VmTargetSchema = kindBody('vm', () => ({
   /** Host name or IP the runner connects to. Absent for VMs known only by node + VMID. */
-  address: z.optional(text(1, 253)),
+  address: z.optional(z.textBetween(1, 253)),
   port: z.optional(shared().port),
   connection: z._default(z.enum(['ssh', 'winrm', 'local']), 'ssh'),
   os: z.optional(z.enum(['linux', 'windows'])),
-  hypervisorGroup: z.optional(text(1, 100)),
+  hypervisorGroup: z.optional(z.textBetween(1, 100)),
   /** Proxmox / Nutanix deployments record a node + VMID rather than an address. */
-  node: z.optional(text(1, 100)),
+  node: z.optional(z.textBetween(1, 100)),
   vmid: z.optional(z.int().check(z.minimum(0))),
-  sshUser: z.optional(text(1, 64)),
+  sshUser: z.optional(z.textBetween(1, 64)),
 }));
 
 export const ClusterTargetSchema = kindBody('cluster', () => ({
   provider: z.enum(['eks', 'aks', 'gke', 'kubeconfig', 'k3s', 'other']),
   /** Name of the secret holding the kubeconfig or cloud credentials; never the credential itself. */
-  credentialsRef: z.optional(text(1, 256)),
-  region: z.optional(text(1, 64)),
-  clusterName: z.optional(text(1, 200)),
+  credentialsRef: z.optional(z.textBetween(1, 256)),
+  region: z.optional(z.textBetween(1, 64)),
+  clusterName: z.optional(z.textBetween(1, 200)),
 }));
 
 export const DatabaseTargetSchema = kindBody('database', () => ({
   engine: z.enum(['postgresql', 'mysql', 'mariadb', 'mssql', 'oracle', 'mongodb']),
-  endpoint: z.strictObject({ host: text(1, 253), port: z.optional(shared().port) }),
+  endpoint: z.strictObject({ host: z.textBetween(1, 253), port: z.optional(shared().port) }),
   source: z.enum(['provisioned', 'registered']),
   /** Password Safe managed account checked out just in time (registered databases). */
-  managedAccount: z.optional(text(1, 256)),
+  managedAccount: z.optional(z.textBetween(1, 256)),
   /** Secret holding the admin credential of a provisioned database. */
-  credentialsRef: z.optional(text(1, 256)),
+  credentialsRef: z.optional(z.textBetween(1, 256)),
 }));
 
 export const VirtualDesktopTargetSchema = kindBody('virtual_desktop', () => ({}));

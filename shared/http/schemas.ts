@@ -6,22 +6,19 @@ import { TargetIdSchema } from '../domain/target.ts';
 import * as z from '../lib/zod.ts';
 import { LOG_PAGE_DEFAULT_LINES, LOG_PAGE_MAX_LINES } from '../ports/log-store.ts';
 
-/** A string of `min` to `max` characters. */
-const text = (min: number, max: number) => z.string().check(z.minLength(min), z.maxLength(max));
-
-export const IdParams = z.object({ id: text(1, 128) });
+export const IdParams = z.object({ id: z.textBetween(1, 128) });
 export const TargetIdParams = z.object({ id: TargetIdSchema });
 
 export const ListRunsQuery = z.strictObject({
-  batchId: z.optional(text(1, 128)),
+  batchId: z.optional(z.textBetween(1, 128)),
   state: z.optional(z.enum(RUN_STATES)),
   limit: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)), 25),
-  cursor: z.optional(text(1, 512)),
+  cursor: z.optional(z.textBetween(1, 512)),
 });
 
 /** The cap is every backend's reader's own (shared/ports/log-store.ts), so a page holds what `limit` asks. */
 export const LogsQuery = z.strictObject({
-  cursor: z.optional(text(1, 512)),
+  cursor: z.optional(z.textBetween(1, 512)),
   limit: z
     ._default(
       z.coerce.number().check(z.int(), z.minimum(1), z.maximum(LOG_PAGE_MAX_LINES)),

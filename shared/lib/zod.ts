@@ -1,4 +1,4 @@
-import { config } from 'zod/mini';
+import { config, maxLength, minLength, string } from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 
 /**
@@ -26,3 +26,12 @@ import en from 'zod/v4/locales/en.js';
 config(en());
 
 export * from 'zod/mini';
+
+/**
+ * A string of `min` to `max` characters, with zod's own length messages: the
+ * shape of most free-text fields of the API and the domain.
+ *
+ * @example
+ * textBetween(1, 63).safeParse('').error?.issues[0]?.message; // 'Too small: expected string to have >=1 characters'
+ */
+export const textBetween = (min: number, max: number) => string().check(minLength(min), maxLength(max));

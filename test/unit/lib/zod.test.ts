@@ -25,4 +25,15 @@ describe('shared/lib/zod', () => {
       messages(full.safeParse(input).error?.issues),
     );
   });
+
+  it('textBetween bounds a string’s length on both sides', () => {
+    const name = z.textBetween(1, 3);
+    expect(name.safeParse('abc').success).toBe(true);
+    expect(messages(name.safeParse('').error?.issues)).toEqual([
+      'Too small: expected string to have >=1 characters',
+    ]);
+    expect(messages(name.safeParse('abcd').error?.issues)).toEqual([
+      'Too big: expected string to have <=3 characters',
+    ]);
+  });
 });
