@@ -1,6 +1,7 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import type { AppDeps } from '../../shared/app/deps.ts';
 import { BackendPoller, pollerOptionsFrom } from '../../shared/app/poll-backends.ts';
+import { pollsAnyBackend } from '../../shared/composition/lambda/polled-backends.ts';
 import { lambdaHandler } from '../../shared/composition/lambda.ts';
 
 export interface PollBackendsReport {
@@ -33,4 +34,12 @@ export function makePollBackends(
   };
 }
 
-export const handler = lambdaHandler(makePollBackends);
+const polling = lambdaHandler(makePollBackends);
+/** Read once per container: the environment does not change under a running function. */
+let polls: boolean | undefined;
+
+/** With no ACI, Cloud Run or Kubernetes runner configured there is nothing to poll, and no composition is built. */
+export const handler: typeof polling = async (event, context) => {
+  polls ??= pollsAnyBackend(process.env);
+  return polls ? polling(event, context) : { sweeps: 0 };
+};
