@@ -33,8 +33,8 @@ export const TargetIdSchema = targetId;
  * module loads: most functions import target.ts for its types and rules
  * (untargetableReason, the cloud lists), and only PUT /targets and the
  * OpenAPI document parse bodies with them. Built at load, run.ts's and these
- * cost every cold start about 13 ms of CPU on the bench machine (an import of
- * both: 25 ms before, 11 ms after, zod alone 8). `TargetIdSchema` stays eager:
+ * cost every cold start about 13 ms of CPU on the bench machine (measured
+ * with classic zod). `TargetIdSchema` stays eager:
  * the target routes parse their path parameter on every first call.
  */
 /** The fields every kind shares, built once, on the first body schema's use: one instance of each, as before. */
