@@ -158,8 +158,9 @@ function migrate(db: SqliteDatabase): void {
  * the rest is harmless (durability.ts).
  *
  * Every other write on the connection must not join a batch unawares: a
- * write that needs SQLite's own fsync (`synchronous = FULL`) calls
- * `commitPendingWrites` first. `:memory:` connections commit each write at once.
+ * write that needs SQLite's own fsync (`synchronous = FULL`) goes through
+ * `commitWithFsync`, which commits the batch first. `:memory:` connections
+ * commit each write at once.
  */
 export function commitWithoutFsync<T>(db: SqliteDatabase, write: () => T): T {
   const open = openBatch(db);
@@ -208,6 +209,24 @@ export function batchIsOpen(db: SqliteDatabase): boolean {
 export function commitPendingWrites(db: SqliteDatabase): void {
   const batch = openBatch(db);
   if (batch !== undefined) endBatch(batch);
+}
+
+/**
+ * Run `write` as one IMMEDIATE transaction committed with SQLite's own fsync
+ * (`synchronous = FULL`), for writes that must be on disk when they return
+ * and are not grouped (targets, account holds, launch slots, fsynced queue
+ * sends). The open write batch is committed first, so no unsynced write of
+ * the turn joins this commit unawares; inside a caller's transaction the
+ * caller's commit decides. The counterpart of `commitWithoutFsync`: every
+ * write on local mode's connection goes through one of the two, or through
+ * `durableWrite` (group-commit.ts).
+ *
+ * @example
+ * const removed = commitWithFsync(db, () => deleteTarget.run(id).changes > 0);
+ */
+export function commitWithFsync<T>(db: SqliteDatabase, write: () => T): T {
+  commitPendingWrites(db);
+  return db.transaction(write).immediate();
 }
 
 /** Close the connection, committing its open write batch first. */

@@ -1,6 +1,6 @@
 import { admits } from '../../domain/launch-cap.ts';
 import type { LaunchSlotStore } from '../../ports/launch-cap.ts';
-import { commitPendingWrites, type SqliteDatabase } from './database.ts';
+import { commitWithFsync, type SqliteDatabase } from './database.ts';
 
 /**
  * Launch-cap slots in the local-mode SQLite file: a row per held slot in
@@ -46,20 +46,16 @@ export class SqliteLaunchSlots implements LaunchSlotStore {
   }
 
   async acquire(scope: string, cap: number, runId: string): Promise<boolean> {
-    commitPendingWrites(this.#db); // this commit fsyncs (synchronous = FULL): no unsynced write joins it
-    return this.#db
-      .transaction((): boolean => {
-        const holdsOne = this.#holds.get(scope, runId) !== undefined;
-        if (!admits({ holdsOne, held: holdsOne ? 0 : (this.#count.get(scope) ?? 0) }, cap)) return false;
-        if (!holdsOne) this.#insert.run(scope, runId);
-        return true;
-      })
-      .immediate();
+    return commitWithFsync(this.#db, (): boolean => {
+      const holdsOne = this.#holds.get(scope, runId) !== undefined;
+      if (!admits({ holdsOne, held: holdsOne ? 0 : (this.#count.get(scope) ?? 0) }, cap)) return false;
+      if (!holdsOne) this.#insert.run(scope, runId);
+      return true;
+    });
   }
 
   async release(scope: string, runId: string): Promise<void> {
-    commitPendingWrites(this.#db);
-    this.#delete.run(scope, runId);
+    commitWithFsync(this.#db, () => this.#delete.run(scope, runId));
   }
 
   async holders(scope: string): Promise<readonly string[]> {

@@ -23,7 +23,7 @@ import {
   type RunQuery,
   type RunStore,
 } from '../../ports/run-store.ts';
-import { commitPendingWrites, commitWithoutFsync, type SqliteDatabase } from './database.ts';
+import { commitWithFsync, commitWithoutFsync, type SqliteDatabase } from './database.ts';
 import { mayDeferFsync } from './durability.ts';
 import { durableWrite } from './group-commit.ts';
 import { sqliteGetRuns, sqliteRelayClaim } from './relay-claim.ts';
@@ -267,21 +267,17 @@ export class SqliteRunStore implements RunStore {
   }
 
   async holdAccount(account: string, runId: string, options: { replacing?: string } = {}): Promise<string> {
-    commitPendingWrites(this.#db); // this commit fsyncs (synchronous = FULL): no unsynced write joins it
-    return this.#db
-      .transaction((): string => {
-        const holder = this.#getHold.get(account)?.run_id;
-        if (holder === runId) return runId;
-        if (holder !== undefined && holder !== options.replacing) return holder;
-        this.#putHold.run(account, runId, this.#clock.nowMs());
-        return runId;
-      })
-      .immediate();
+    return commitWithFsync(this.#db, (): string => {
+      const holder = this.#getHold.get(account)?.run_id;
+      if (holder === runId) return runId;
+      if (holder !== undefined && holder !== options.replacing) return holder;
+      this.#putHold.run(account, runId, this.#clock.nowMs());
+      return runId;
+    });
   }
 
   async releaseAccount(account: string, runId: string): Promise<void> {
-    commitPendingWrites(this.#db);
-    this.#deleteHold.run(account, runId);
+    commitWithFsync(this.#db, () => this.#deleteHold.run(account, runId));
   }
 
   /**

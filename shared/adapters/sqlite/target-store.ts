@@ -1,6 +1,6 @@
 import type { Target } from '../../domain/target.ts';
 import type { TargetStore } from '../../ports/target-store.ts';
-import { commitPendingWrites, type SqliteDatabase } from './database.ts';
+import { commitWithFsync, type SqliteDatabase } from './database.ts';
 
 interface BodyRow {
   readonly body: string;
@@ -35,17 +35,14 @@ export class SqliteTargetStore implements TargetStore {
 
   /** Upsert; the first `createdAt` of a target is kept so a re-PUT does not rewrite its history. */
   async putTarget(target: Target): Promise<Target> {
-    commitPendingWrites(this.#db); // this commit fsyncs (synchronous = FULL): no unsynced write joins it
-    return this.#db
-      .transaction((): Target => {
-        const existing = this.#get.get(target.id);
-        const createdAt =
-          existing === undefined ? target.createdAt : (JSON.parse(existing.body) as Target).createdAt;
-        const stored: Target = { ...target, createdAt };
-        this.#put.run(target.id, JSON.stringify(stored));
-        return stored;
-      })
-      .immediate();
+    return commitWithFsync(this.#db, (): Target => {
+      const existing = this.#get.get(target.id);
+      const createdAt =
+        existing === undefined ? target.createdAt : (JSON.parse(existing.body) as Target).createdAt;
+      const stored: Target = { ...target, createdAt };
+      this.#put.run(target.id, JSON.stringify(stored));
+      return stored;
+    });
   }
 
   async getTarget(id: string): Promise<Target | undefined> {
@@ -58,7 +55,6 @@ export class SqliteTargetStore implements TargetStore {
   }
 
   async deleteTarget(id: string): Promise<boolean> {
-    commitPendingWrites(this.#db);
-    return this.#delete.run(id).changes > 0;
+    return commitWithFsync(this.#db, () => this.#delete.run(id).changes > 0);
   }
 }

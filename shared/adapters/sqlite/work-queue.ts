@@ -10,7 +10,7 @@ import {
   MAX_DELAY_SECONDS,
   MAX_VISIBILITY_SECONDS,
 } from '../queue-limits.ts';
-import { commitPendingWrites, commitWithoutFsync, type SqliteDatabase } from './database.ts';
+import { commitWithFsync, commitWithoutFsync, type SqliteDatabase } from './database.ts';
 
 /** Another connection's send is only seen by polling; same-process sends wake waiters at once. */
 const POLL_INTERVAL_MS = 25;
@@ -206,8 +206,7 @@ export class SqliteWorkQueue implements WorkQueue {
     const insert = () =>
       this.#insert.run(id, this.name, body, this.#clock.now(), this.#clock.nowMs() + delaySeconds * 1000);
     if (this.#fsyncSends) {
-      commitPendingWrites(this.#db); // this commit fsyncs (synchronous = FULL): no unsynced write joins it
-      insert();
+      commitWithFsync(this.#db, insert);
     } else commitWithoutFsync(this.#db, insert);
     if (delaySeconds === 0) this.#notify();
     return id;
@@ -217,12 +216,9 @@ export class SqliteWorkQueue implements WorkQueue {
     checkSendBatch(bodies);
     const sentAt = this.#clock.now();
     const visibleAt = this.#clock.nowMs();
-    commitPendingWrites(this.#db);
-    this.#db
-      .transaction(() => {
-        for (const body of bodies) this.#insert.run(randomUUID(), this.name, body, sentAt, visibleAt);
-      })
-      .immediate();
+    commitWithFsync(this.#db, () => {
+      for (const body of bodies) this.#insert.run(randomUUID(), this.name, body, sentAt, visibleAt);
+    });
     this.#notify();
   }
 
@@ -288,8 +284,7 @@ export class SqliteWorkQueue implements WorkQueue {
    */
   releaseInFlight(): number {
     const now = this.#clock.nowMs();
-    commitPendingWrites(this.#db);
-    const released = this.#release.run(this.name, now).changes;
+    const released = commitWithFsync(this.#db, () => this.#release.run(this.name, now).changes);
     if (released > 0) this.#notify();
     return released;
   }
