@@ -49,6 +49,11 @@ export class CallCounter {
     return client;
   }
 
+  /** How many `op` calls (`service.Operation`) have been counted so far in the current measure. */
+  seen(op: string): number {
+    return this.#counts.get(op) ?? 0;
+  }
+
   /** The calls `work` made (and nothing counted before or after it). */
   async measure(work: () => Promise<void>): Promise<Map<string, number>> {
     this.#counts = new Map();
