@@ -9,30 +9,44 @@ import * as z from '../lib/zod.ts';
  * function that needs neither (Healthz) is bundled without them.
  */
 
-/** Unset and empty are the same for an optional variable: `FOO=` in a template must not count as a value. */
-const optional = <T extends z.ZodMiniType>(schema: T) =>
-  z.pipe(
-    z.transform((value: unknown) => (value === '' ? undefined : value)),
-    z.optional(schema),
-  );
+/**
+ * One variable of the environment. Unset and empty are the same: `FOO=` in a
+ * template must not count as a value. A set value is checked by `schema`,
+ * built the first time a cold start sees the variable set (none: any text,
+ * taken as given); an unset one is a problem when the variable is required
+ * (`holds` says what it should hold), else reads as `unset`.
+ */
+interface Variable<T, U> {
+  readonly schema?: () => z.ZodMiniType<T>;
+  readonly holds?: string;
+  readonly unset?: U;
+}
+
+/** Required: `holds` is what it should hold, for the message when it is not set. */
+const required = <T = string>(holds: string, schema?: () => z.ZodMiniType<T>): Variable<T, never> => ({
+  holds,
+  ...(schema === undefined ? {} : { schema: once(schema) }),
+});
+
+/** Optional: undefined when unset or empty. */
+const optional = <T = string>(schema?: () => z.ZodMiniType<T>): Variable<T, undefined> =>
+  schema === undefined ? {} : { schema: once(schema) };
 
 /** Optional, and `fallback` when unset or empty. */
-const withDefault = (fallback: string) =>
-  z.pipe(
-    optional(nonEmpty()),
-    z.transform((v: string | undefined) => v ?? fallback),
-  );
+const withDefault = (fallback: string): Variable<string, string> => ({ unset: fallback });
 
-const nonEmpty = (message?: string) => z.string().check(z.minLength(1, message));
-
-const queueUrl = () =>
+/** Shared by both queue variables: one schema per cold start. */
+const queueUrl = once(() =>
   z.url({
     protocol: /^https?$/,
     error: 'must be an SQS queue URL (https://sqs.…/account/name)',
-  });
+  }),
+);
 
 const TASK_DEFINITIONS_FORMAT =
   'must be a JSON object mapping each runner image to its ECS task definition ({"chrweav/ansible-cloud": "remote-worker-ansible-cloud"})';
+
+const nonEmpty = () => z.string().check(z.minLength(1));
 
 /** `ECS_TASK_DEFINITIONS`: JSON text, image → task definition family (or `family:revision`, or ARN). */
 const taskDefinitions = () =>
@@ -66,64 +80,102 @@ const taskDefinitions = () =>
 
 const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'] as const;
 
-/** The schema of the environment, built on first use: a cold start builds it once, when it reads the environment. */
-const environmentSchema = once(() =>
-  z.object({
-    RUNS_TABLE: nonEmpty('must name the DynamoDB runs table'),
-    /** Where the relay writes its runs' output (runners/relay/config.ts); default RUNS_TABLE. */
-    LOGS_TABLE: optional(nonEmpty()),
-    DISPATCH_QUEUE_URL: queueUrl(),
-    /** Unset: this deployment has no on-prem relay, and `local` runs are refused with a reason. */
-    RELAY_QUEUE_URL: optional(queueUrl()),
-    ASSET_BUCKET: z.string().check(z.minLength(3, 'must name the S3 bucket holding assets')),
-    ASSET_PREFIX: optional(z.string()),
-    LOG_GROUP: nonEmpty('must name the CloudWatch Logs group runs write to'),
-    /** Unset: the `ecs` runner is not available (with the cluster and subnet settings, see `launcherFactories`). */
-    ECS_TASK_DEFINITIONS: optional(taskDefinitions()),
-    /** The runner container in every task definition: overridden by this name, its exit code is the run's. */
-    ECS_CONTAINER_NAME: withDefault('runner'),
-    /** The awslogs `streamPrefix` of the runner container: streams are `<prefix>/<container>/<task id>`. */
-    ECS_LOG_STREAM_PREFIX: withDefault('run'),
-    /**
-     * Secrets Manager name prefix for values minted for one run (token-prepared
-     * kubeconfigs, checked-out logins); unset, ECS refuses runs that need them.
-     */
-    RUN_SECRETS_PREFIX: optional(
-      z.string().check(z.regex(/^[A-Za-z0-9/_+=.@-]{1,400}$/, 'must be a Secrets Manager name prefix')),
-    ),
-    /** Family prefix of the per-run task definitions (runs with secrets); the launcher's default when unset. */
-    ECS_TASK_FAMILY_PREFIX: optional(
-      z.string().check(z.regex(/^[A-Za-z0-9_-]{1,200}$/, 'must be letters, digits, - and _')),
-    ),
-    LOG_LEVEL: optional(
+/**
+ * The environment, variable by variable. A cold start builds the schemas of
+ * the variables that are set and need one, and no other: most are names
+ * taken as they are, and building a schema object for the whole environment
+ * cost about 4 ms of every function's first call here
+ * (bench/lambda-bundles.ts).
+ */
+const ENVIRONMENT = {
+  RUNS_TABLE: required('the DynamoDB runs table name'),
+  /** Where the relay writes its runs' output (runners/relay/config.ts); default RUNS_TABLE. */
+  LOGS_TABLE: optional(),
+  DISPATCH_QUEUE_URL: required('the dispatch SQS queue URL', queueUrl),
+  /** Unset: this deployment has no on-prem relay, and `local` runs are refused with a reason. */
+  RELAY_QUEUE_URL: optional(queueUrl),
+  ASSET_BUCKET: required('the S3 bucket holding assets', () =>
+    z.string().check(z.minLength(3, 'must name the S3 bucket holding assets')),
+  ),
+  ASSET_PREFIX: optional(),
+  LOG_GROUP: required('the CloudWatch Logs group run output goes to'),
+  /** Unset: the `ecs` runner is not available (with the cluster and subnet settings, see `launcherFactories`). */
+  ECS_TASK_DEFINITIONS: optional(taskDefinitions),
+  /** The runner container in every task definition: overridden by this name, its exit code is the run's. */
+  ECS_CONTAINER_NAME: withDefault('runner'),
+  /** The awslogs `streamPrefix` of the runner container: streams are `<prefix>/<container>/<task id>`. */
+  ECS_LOG_STREAM_PREFIX: withDefault('run'),
+  /**
+   * Secrets Manager name prefix for values minted for one run (token-prepared
+   * kubeconfigs, checked-out logins); unset, ECS refuses runs that need them.
+   */
+  RUN_SECRETS_PREFIX: optional(() =>
+    z.string().check(z.regex(/^[A-Za-z0-9/_+=.@-]{1,400}$/, 'must be a Secrets Manager name prefix')),
+  ),
+  /** Family prefix of the per-run task definitions (runs with secrets); the launcher's default when unset. */
+  ECS_TASK_FAMILY_PREFIX: optional(() =>
+    z.string().check(z.regex(/^[A-Za-z0-9_-]{1,200}$/, 'must be letters, digits, - and _')),
+  ),
+  LOG_LEVEL: optional(() =>
+    z.pipe(
       z.pipe(
-        z.pipe(
-          z.string(),
-          z.transform((s: string) => s.toUpperCase()),
-        ),
-        z.enum(LOG_LEVELS),
+        z.string(),
+        z.transform((s: string) => s.toUpperCase()),
       ),
+      z.enum(LOG_LEVELS),
     ),
-    /** Set by Lambda; part of the dispatcher's owner id so a claim says which function holds it. */
-    AWS_LAMBDA_FUNCTION_NAME: optional(z.string()),
-    /** An emulator (moto, LocalStack, MinIO) serves S3 path-style only. */
-    AWS_ENDPOINT_URL: optional(z.string()),
-    AWS_ENDPOINT_URL_S3: optional(z.string()),
-  }),
-);
-
-/** The variables the environment schema reads (the stack sets exactly these, beside the settings). */
-export const AWS_ENVIRONMENT_KEYS = (): readonly string[] => Object.keys(environmentSchema().shape);
-
-export type AwsEnvironment = z.infer<ReturnType<typeof environmentSchema>>;
-
-/** What each required variable holds, for the message when it is missing. */
-const REQUIRED: Readonly<Record<string, string>> = {
-  RUNS_TABLE: 'the DynamoDB runs table name',
-  DISPATCH_QUEUE_URL: 'the dispatch SQS queue URL',
-  ASSET_BUCKET: 'the S3 bucket holding assets',
-  LOG_GROUP: 'the CloudWatch Logs group run output goes to',
+  ),
+  /** Set by Lambda; part of the dispatcher's owner id so a claim says which function holds it. */
+  AWS_LAMBDA_FUNCTION_NAME: optional(),
+  /** An emulator (moto, LocalStack, MinIO) serves S3 path-style only. */
+  AWS_ENDPOINT_URL: optional(),
+  AWS_ENDPOINT_URL_S3: optional(),
 };
+
+type Variables = typeof ENVIRONMENT;
+type Read<V> = V extends Variable<infer T, infer U> ? T | U : never;
+type OptionalName = {
+  [K in keyof Variables]: undefined extends Read<Variables[K]> ? K : never;
+}[keyof Variables];
+
+/** The environment as read: a required variable or one with a default always has a value. */
+export type AwsEnvironment = {
+  readonly [K in Exclude<keyof Variables, OptionalName>]: Read<Variables[K]>;
+} & {
+  readonly [K in OptionalName]?: Read<Variables[K]>;
+};
+
+/** The variables the environment is read from (the stack sets exactly these, beside the settings). */
+export const AWS_ENVIRONMENT_KEYS = (): readonly string[] => Object.keys(ENVIRONMENT);
+
+/** Each variable read, or the problems with it, in the order ENVIRONMENT lists them. */
+function readVariables(source: Readonly<Record<string, string | undefined>>): {
+  env: Record<string, unknown>;
+  problems: FieldError[];
+} {
+  const env: Record<string, unknown> = {};
+  const problems: FieldError[] = [];
+  const variables: [string, Variable<unknown, unknown>][] = Object.entries(ENVIRONMENT);
+  for (const [name, variable] of variables) {
+    const value = source[name];
+    if (value === undefined || value === '') {
+      if (variable.holds !== undefined)
+        problems.push({ path: name, message: `is not set: give ${variable.holds}` });
+      else if (variable.unset !== undefined) env[name] = variable.unset;
+      continue;
+    }
+    if (variable.schema === undefined) {
+      env[name] = value;
+      continue;
+    }
+    const parsed = variable.schema().safeParse(value, ONCE);
+    if (parsed.success) env[name] = parsed.data;
+    else
+      for (const issue of parsed.error.issues)
+        problems.push({ path: [name, ...issue.path].join('.'), message: issue.message });
+  }
+  return { env, problems };
+}
 
 /**
  * Read the environment and the settings together and report every problem
@@ -136,18 +188,7 @@ export function readAwsEnvironment(source: Readonly<Record<string, string | unde
   env: AwsEnvironment;
   settings: Settings;
 } {
-  const problems: FieldError[] = [];
-  const parsed = environmentSchema().safeParse(source, ONCE);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      const name = issue.path.join('.') || '(environment)';
-      const missing = source[name] === undefined || source[name] === '';
-      problems.push({
-        path: name,
-        message: missing ? `is not set: give ${REQUIRED[name] ?? 'a value'}` : issue.message,
-      });
-    }
-  }
+  const { env, problems } = readVariables(source);
   let settings: Settings | undefined;
   try {
     settings = loadSettings({ env: source });
@@ -155,10 +196,9 @@ export function readAwsEnvironment(source: Readonly<Record<string, string | unde
     if (!(error instanceof SettingsInvalidError)) throw error;
     problems.push(...error.problems);
   }
-  if (!parsed.success || settings === undefined || problems.length > 0) {
-    throw new SettingsInvalidError(problems);
-  }
-  return { env: parsed.data, settings };
+  if (settings === undefined || problems.length > 0) throw new SettingsInvalidError(problems);
+  // Every required variable is in `env` when no problem was found, each value as its schema read it.
+  return { env: env as AwsEnvironment, settings };
 }
 
 /** An emulator (moto, LocalStack, MinIO) serves S3 path-style only. */

@@ -55,7 +55,7 @@ describe('relay AWS calls per run (moto)', () => {
       await until(() => rig.queueEmpty(), 'the relay queue to empty');
       // moto can report the queue empty before the SDK hands the relay its DeleteMessage answer,
       // which is when the counter records the call: wait for the record, or the window closes early.
-      await until(() => counter.seen('SQS.DeleteMessage') > 0, 'the relay\'s DeleteMessage');
+      await until(() => counter.seen('SQS.DeleteMessage') > 0, "the relay's DeleteMessage");
     });
 
     expect(withoutPolls(beforeStart)).toEqual({ 'DynamoDB.UpdateItem': 1 });
