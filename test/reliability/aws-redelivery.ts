@@ -59,7 +59,10 @@ import { mulberry32 } from './random.ts';
  * run is in flight elsewhere is put back on the queue unprocessed); the
  * interleavings themselves are covered by the scheduler property test in
  * test/unit/app/dispatch.test.ts. Everything else — the claim, the intent,
- * adoption through ListTasks by startedBy — is exercised for real.
+ * adoption through ListTasks by startedBy — is exercised for real. Under
+ * load moto now and then answers a call with werkzeug's HTML error page; the
+ * driver's own queue calls (the event source mapping's, which AWS retries)
+ * are retried then (`pollerCall`), the code under test's never are.
  */
 
 /** `claim` is the claim write, which records the launch intent too (RunStore.claimRun), or a redelivery's takeover. */
@@ -317,14 +320,16 @@ export async function awsRedelivery(moto: MotoServer, options: RedeliveryOptions
     await Promise.all(
       containers.map(async (_, slot) => {
         while (idleRounds < 3) {
-          const { Messages = [] } = await sqs.send(
-            new ReceiveMessageCommand({
-              QueueUrl: queueUrl,
-              MaxNumberOfMessages: BATCH,
-              WaitTimeSeconds: 1,
-              VisibilityTimeout: 120,
-              MessageSystemAttributeNames: ['SentTimestamp', 'ApproximateReceiveCount'],
-            }),
+          const { Messages = [] } = await pollerCall(() =>
+            sqs.send(
+              new ReceiveMessageCommand({
+                QueueUrl: queueUrl,
+                MaxNumberOfMessages: BATCH,
+                WaitTimeSeconds: 1,
+                VisibilityTimeout: 120,
+                MessageSystemAttributeNames: ['SentTimestamp', 'ApproximateReceiveCount'],
+              }),
+            ),
           );
           if (Messages.length === 0) {
             if (inFlight.size === 0) idleRounds += 1;
@@ -457,28 +462,48 @@ async function setVisibility(
   seconds: number,
 ) {
   for (let i = 0; i < messages.length; i += BATCH) {
-    await sqs.send(
-      new ChangeMessageVisibilityBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: messages.slice(i, i + BATCH).map((m, j) => ({
-          Id: String(j),
-          ReceiptHandle: m.ReceiptHandle ?? '',
-          VisibilityTimeout: seconds,
-        })),
-      }),
+    await pollerCall(() =>
+      sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: messages.slice(i, i + BATCH).map((m, j) => ({
+            Id: String(j),
+            ReceiptHandle: m.ReceiptHandle ?? '',
+            VisibilityTimeout: seconds,
+          })),
+        }),
+      ),
     );
   }
 }
 
 async function deleteMessages(sqs: SQSClient, queueUrl: string, messages: readonly Message[]) {
   for (let i = 0; i < messages.length; i += BATCH) {
-    await sqs.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: messages
-          .slice(i, i + BATCH)
-          .map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle ?? '' })),
-      }),
+    await pollerCall(() =>
+      sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: messages
+            .slice(i, i + BATCH)
+            .map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle ?? '' })),
+        }),
+      ),
     );
+  }
+}
+
+/**
+ * One of the driver's own queue calls, tried up to four times: the event
+ * source mapping's poller retries a failed call on AWS, and moto under load
+ * now and then answers one with an HTML error page. A fourth failure is real.
+ */
+async function pollerCall<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (attempt >= 4) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    }
   }
 }
