@@ -220,7 +220,9 @@ describe('a relay restart during a docker-executor run', () => {
       expect(containersOf(id)).toHaveLength(1); // the container outlived the relay
       second = await startLocal(dataDir, env());
       const api2 = client(second.url, second.token);
-      const run = await waitForState(api2, id, 'terminal', 60_000);
+      // The play's 8 s, the restart and the adoption: under the full suite's load podman alone can take
+      // tens of seconds, so the wait leaves room (a time-out says the state the run was last seen in).
+      const run = await waitForState(api2, id, 'terminal', 120_000);
       const logs = await allLogs(api2, id);
 
       expect(run.state).toBe('succeeded');
@@ -234,5 +236,5 @@ describe('a relay restart during a docker-executor run', () => {
       await second?.stop();
       if (first.proc.exitCode === null && first.proc.signalCode === null) await first.stop();
     }
-  }, 180_000);
+  }, 240_000);
 });

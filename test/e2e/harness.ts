@@ -125,22 +125,30 @@ export async function waitFor<T>(
   }
 }
 
-export const waitForState = (
+/** Until the run is in one of `states` (or any terminal state); a time-out says the state it was last seen in. */
+export async function waitForState(
   api: Api,
   id: string,
   states: readonly string[] | 'terminal',
   timeoutMs = 30_000,
-) =>
-  waitFor(
-    `run ${id} to reach ${states}`,
-    async () => {
-      const { body } = await api('GET', `/runs/${id}`);
-      return (states === 'terminal' ? TERMINAL.has(body.state) : states.includes(body.state))
-        ? body
-        : undefined;
-    },
-    timeoutMs,
-  );
+) {
+  let last = 'no answer yet';
+  try {
+    return await waitFor(
+      `run ${id} to reach ${states}`,
+      async () => {
+        const { body } = await api('GET', `/runs/${id}`);
+        last = `${body.state}${body.reason === undefined ? '' : ` (${body.reason})`}`;
+        return (states === 'terminal' ? TERMINAL.has(body.state) : states.includes(body.state))
+          ? body
+          : undefined;
+      },
+      timeoutMs,
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; last seen ${last}`);
+  }
+}
 
 export async function allLogs(api: Api, id: string): Promise<string> {
   let cursor: string | undefined;
