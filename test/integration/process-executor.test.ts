@@ -357,6 +357,33 @@ describe('ProcessExecutor', () => {
     ]);
   });
 
+  it('resume answers nothing for a task file whose shim never spawned, and lost once a spawned one is gone', async () => {
+    const executor = new ProcessExecutor({ executorId: `t-${randomUUID()}`, shimPath, pollMs: 50 });
+    const dir = workDir();
+    // A relay killed after writing the task file and before its spawn returned: nothing ran, so a start is safe.
+    writeFileSync(join(dir, 'task.json'), JSON.stringify(spec('run-unspawned', 'fail.yml')), { mode: 0o600 });
+    expect(await executor.resume('run-unspawned', dir, () => {})).toBeUndefined();
+
+    // Once the spawn returned, its handle is beside the task file: a shim gone without an exit record is lost.
+    writeFileSync(join(dir, 'task.handle'), 'process:1:1', { mode: 0o600 });
+    const resumed = await executor.resume('run-unspawned', dir, () => {});
+    expect((await resumed?.done)?.lost).toMatch(/is gone and left no exit record/);
+  });
+
+  it('a started task records its handle beside its task file; resumed after its end, it answers its exit record', async () => {
+    const executorId = `t-${randomUUID()}`;
+    const dir = workDir();
+    const exec = await new ProcessExecutor({ executorId, shimPath, pollMs: 50 }).start(
+      { runId: 'run-handle', image: '', spec: spec('run-handle', 'fail.yml'), secretEnv: {}, workDir: dir },
+      collector().sink,
+    );
+    expect(readFileSync(join(dir, 'task.handle'), 'utf8')).toBe(exec.handle);
+    await exec.done;
+
+    const resumed = await new ProcessExecutor({ executorId, shimPath }).resume('run-handle', dir, () => {});
+    expect(await resumed?.done).toEqual({ exitCode: 2 });
+  });
+
   it('reports lost for a dead pid without exit.json, and never takes a recycled pid for the task', async () => {
     const sleeper = spawn('sleep', ['0.1']);
     const pid = sleeper.pid ?? 0;

@@ -43,6 +43,14 @@ export const DEFAULT_INHERIT_ENV = [
 ] as const;
 
 const TASK_FILE = 'task.json';
+/**
+ * The shim's handle, written once its spawn has returned (libuv answers a
+ * spawn only after the child's exec). The task file is written before the
+ * spawn, so a relay killed between the two leaves a task file and no task:
+ * without this record `resume` could not tell that from a task that ran and
+ * died without an exit record.
+ */
+const HANDLE_FILE = 'task.handle';
 /** How long kill waits for a SIGKILLed group to disappear before giving up. */
 const KILL_WAIT_MS = 5000;
 
@@ -139,9 +147,10 @@ export class ProcessExecutor implements Executor {
     const { workDir } = request;
     const taskFile = join(workDir, TASK_FILE);
     rmSync(taskFile, { force: true });
-    writeFileSync(taskFile, JSON.stringify(request.spec), { mode: 0o600, flag: 'wx' });
-    // A result left by an earlier attempt in the same dir must not be read as this one's.
+    // A result or handle left by an earlier attempt in the same dir must not be read as this one's.
     rmSync(join(workDir, EXIT_FILE), { force: true });
+    rmSync(join(workDir, HANDLE_FILE), { force: true });
+    writeFileSync(taskFile, JSON.stringify(request.spec), { mode: 0o600, flag: 'wx' });
 
     const env: NodeJS.ProcessEnv = {};
     for (const [name, value] of Object.entries(process.env)) {
@@ -175,6 +184,7 @@ export class ProcessExecutor implements Executor {
     if (pid === undefined || stat === undefined) {
       throw new LaunchRejectedError(`Could not start the task shim for run ${request.runId}`);
     }
+    writeFileSync(join(workDir, HANDLE_FILE), `process:${pid}:${stat.starttime}`, { mode: 0o600 });
     // The relay may exit (restart) while tasks run; they are adopted afterwards.
     child.unref();
     const tail = new OutputTail(workDir, sink);
@@ -201,10 +211,14 @@ export class ProcessExecutor implements Executor {
     // The shim leads its own process group (detached); its children carry the same marks.
     const leader = markedProcesses(this.executorId).find((p) => p.runId === runId && p.pid === p.pgid);
     const stat = leader === undefined ? undefined : readStat(leader.pid);
-    // No live shim: a handle no process matches makes `supervise` answer the exit record (or `lost`).
-    const handle =
-      leader === undefined || stat === undefined ? 'process:0:0' : `process:${leader.pid}:${stat.starttime}`;
-    return this.adopt(handle, workDir, sink);
+    if (leader !== undefined && stat !== undefined) {
+      return this.adopt(`process:${leader.pid}:${stat.starttime}`, workDir, sink);
+    }
+    // No live shim, no exit record and no handle: the relay died after writing the task file and
+    // before the spawn returned, so nothing ran and a start is the task's first.
+    if (!existsSync(join(workDir, EXIT_FILE)) && !existsSync(join(workDir, HANDLE_FILE))) return undefined;
+    // The shim ran: a handle no process matches makes `supervise` answer its exit record (or `lost`).
+    return this.adopt('process:0:0', workDir, sink);
   }
 
   async reapOrphans(keep: ReadonlySet<string>): Promise<readonly string[]> {
