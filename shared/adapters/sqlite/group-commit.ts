@@ -165,29 +165,28 @@ function syncedUpTo(wal: Wal, upTo: number): Promise<void> {
   });
 }
 
-/** startSync at the end of this turn, once, whatever the number of commits made in it. */
-function scheduleSync(wal: Wal): void {
-  if (wal.scheduled) return;
-  wal.scheduled = true;
-  setImmediate(() => {
-    wal.scheduled = false;
+/**
+ * startSync once when `defer` calls back, however many commits ask before
+ * then; `pending` names the flag that says one is due.
+ */
+function startSyncAfter(wal: Wal, pending: 'scheduled' | 'soon', defer: (call: () => void) => unknown): void {
+  if (wal[pending]) return;
+  wal[pending] = true;
+  defer(() => {
+    wal[pending] = false;
     startSync(wal);
   });
 }
+
+/** startSync at the end of this turn, once, whatever the number of commits made in it. */
+const scheduleSync = (wal: Wal): void => startSyncAfter(wal, 'scheduled', setImmediate);
 
 /**
  * startSync once the batch commit that called it has told all its writes
  * (a microtask): the batch commits when its turn is over, so there is
  * nothing left to wait for.
  */
-function startSyncSoon(wal: Wal): void {
-  if (wal.soon) return;
-  wal.soon = true;
-  queueMicrotask(() => {
-    wal.soon = false;
-    startSync(wal);
-  });
-}
+const startSyncSoon = (wal: Wal): void => startSyncAfter(wal, 'soon', queueMicrotask);
 
 /**
  * At most two fsyncs at a time. A commit that an fsync under way does not
