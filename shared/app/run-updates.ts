@@ -12,7 +12,9 @@ const MAX_ATTEMPTS = 8;
  * `known` is the run as the caller last saw it: the first attempt writes from
  * it without reading again (the version check still proves it current). When
  * `change` leaves a known run alone, the answer is read from the store, so a
- * caller never gets a stale run back.
+ * caller never gets a stale run back. A write that lost its check is retried
+ * from the run the store answered with (RunConflictError.current) where it
+ * gave one, again without a read.
  *
  * @example
  * await mutateRun(store, id, (run) => requestCancel(run, clock.now()));
@@ -24,10 +26,13 @@ export async function mutateRun(
   known?: Run,
 ): Promise<Run> {
   let assumed = known;
+  /** `assumed` is what the store answered (a lost write's RunConflictError.current), as good as a read. */
+  let stored = false;
   for (let attempt = 1; ; attempt++) {
     const current = assumed ?? (await store.getRun(id));
-    const fromCache = assumed !== undefined;
+    const fromCache = assumed !== undefined && !stored;
     assumed = undefined;
+    stored = false;
     if (current === undefined) throw new NotFoundError(`No run with id ${id}`);
     const next = change(current);
     if (next === current) {
@@ -38,6 +43,11 @@ export async function mutateRun(
       return await store.updateRun(next, current.version);
     } catch (error) {
       if (!(error instanceof RunConflictError) || attempt >= MAX_ATTEMPTS) throw error;
+      // The store said what it found: decide from that rather than read the run again.
+      if (error.current !== undefined) {
+        assumed = error.current as Run; // what both run stores put there
+        stored = true;
+      }
     }
   }
 }

@@ -68,8 +68,25 @@ export class ValidationError extends domainError('validation_failed') {
 
 export class NotFoundError extends domainError('not_found') {}
 
-/** A conditional write lost: someone else changed the record first. */
-export class RunConflictError extends domainError('run_conflict', { retryable: true }) {}
+/**
+ * A conditional write lost: someone else changed the record first. `current`
+ * is the run as the store found it when the write failed, where its answer
+ * held it (a DynamoDB condition failure returns the item): a caller retrying
+ * from it needs no read. Not enumerable, so a logged error does not carry
+ * the record. Typed `unknown` because run.ts imports this module: the run
+ * stores put a Run there, and mutateRun (shared/app/run-updates.ts) reads it
+ * as one.
+ */
+export class RunConflictError extends domainError('run_conflict', { retryable: true }) {
+  declare readonly current?: unknown;
+
+  constructor(message: string, options: { cause?: unknown; current?: unknown } = {}) {
+    super(message, options.cause === undefined ? {} : { cause: options.cause });
+    if (options.current !== undefined) {
+      Object.defineProperty(this, 'current', { value: options.current, enumerable: false });
+    }
+  }
+}
 
 export class InvalidTransitionError extends domainError('invalid_transition') {}
 

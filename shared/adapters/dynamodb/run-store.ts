@@ -182,15 +182,17 @@ export class DynamoRunStore implements port.RunStore {
       if (old.body?.S === item.body?.S) return run; // our own write, retried after a lost response
       const state = old.state?.S ?? 'unknown';
       const version = old.version?.N ?? 'unknown';
+      // The item as the condition found it: whoever retries decides from it without reading it again.
+      const current = runOf(old);
       if (TERMINAL.includes(state)) {
         throw new RunConflictError(
           `Run ${run.id} is ${state} (version ${version}) and can no longer change; the write expected version ${expectedVersion}`,
-          { cause: error },
+          { cause: error, current },
         );
       }
       throw new RunConflictError(
         `Run ${run.id} was changed by someone else: expected version ${expectedVersion}, found version ${version}`,
-        { cause: error },
+        { cause: error, current },
       );
     }
   }

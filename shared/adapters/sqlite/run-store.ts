@@ -6,7 +6,7 @@ import {
   ValidationError,
 } from '../../domain/errors.ts';
 import { checkLimit } from '../../domain/page-limit.ts';
-import { RUN_STATES, type Run, type RunState, TERMINAL_STATES } from '../../domain/run.ts';
+import { RUN_STATES, type Run, TERMINAL_STATES } from '../../domain/run.ts';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import {
   advanceApplies,
@@ -40,10 +40,6 @@ const ACTIVE_SQL = sqlList(RUN_STATES.filter((s) => !(TERMINAL_STATES as readonl
 interface RunRow {
   readonly body: string;
 }
-interface VersionRow {
-  readonly version: number;
-  readonly state: RunState;
-}
 interface KeyRow {
   readonly fingerprint: string;
   readonly run_id: string;
@@ -70,7 +66,6 @@ export class SqliteRunStore implements RunStore {
 
   readonly #insertRun;
   readonly #getRun;
-  readonly #getVersion;
   readonly #updateRun;
   readonly #activeRuns;
   readonly #purgeKeys;
@@ -93,7 +88,6 @@ export class SqliteRunStore implements RunStore {
       'INSERT INTO runs (id, state, batch_id, created_at, version, body) VALUES (?, ?, ?, ?, ?, ?)',
     );
     this.#getRun = db.prepare<[string], RunRow>('SELECT body FROM runs WHERE id = ?');
-    this.#getVersion = db.prepare<[string], VersionRow>('SELECT version, state FROM runs WHERE id = ?');
     this.#updateRun = db.prepare<[string, string | null, number, string, string, number]>(
       `UPDATE runs SET state = ?, batch_id = ?, version = ?, body = ?
        WHERE id = ? AND version = ? AND state NOT IN (${TERMINAL_SQL})`,
@@ -217,15 +211,18 @@ export class SqliteRunStore implements RunStore {
       : await durableWrite(this.#db, write);
     if (result.changes === 1) return run;
 
-    const stored = this.#getVersion.get(run.id);
+    // The stored run, which a caller retrying decides from (RunConflictError.current) instead of reading it.
+    const stored = this.#read(run.id);
     if (stored === undefined) throw new NotFoundError(`Run ${run.id} does not exist`);
     if ((TERMINAL_STATES as readonly string[]).includes(stored.state)) {
       throw new RunConflictError(
         `Run ${run.id} is ${stored.state} (version ${stored.version}) and can no longer change; the write expected version ${expectedVersion}`,
+        { current: stored },
       );
     }
     throw new RunConflictError(
       `Run ${run.id} was changed by someone else: expected version ${expectedVersion}, found version ${stored.version}`,
+      { current: stored },
     );
   }
 
