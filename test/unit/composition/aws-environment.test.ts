@@ -38,6 +38,16 @@ describe('readAwsEnvironment', () => {
     expect(env.ASSET_PREFIX).toBeUndefined();
   });
 
+  it('takes an http queue URL (an emulator), trimmed of blanks, and a log level in any case', () => {
+    const { env } = readAwsEnvironment({
+      ...BASE,
+      RELAY_QUEUE_URL: ' http://127.0.0.1:5000/111111111111/relay\n',
+      LOG_LEVEL: 'Debug',
+    });
+    expect(env.RELAY_QUEUE_URL).toBe('http://127.0.0.1:5000/111111111111/relay');
+    expect(env.LOG_LEVEL).toBe('DEBUG');
+  });
+
   it('parses ECS_TASK_DEFINITIONS from JSON', () => {
     const { env } = readAwsEnvironment({
       ...BASE,
@@ -87,6 +97,13 @@ describe('readAwsEnvironment', () => {
     ]);
     expect(problems({ ...BASE, ECS_TASK_DEFINITIONS: '[1]' })).toEqual([
       `ECS_TASK_DEFINITIONS: ${format}; bad entry at (top level)`,
+    ]);
+    expect(problems({ ...BASE, ECS_TASK_DEFINITIONS: 'null' })).toEqual([
+      `ECS_TASK_DEFINITIONS: ${format}; bad entry at (top level)`,
+    ]);
+    // Every bad entry at once: a family that is not text, an empty image.
+    expect(problems({ ...BASE, ECS_TASK_DEFINITIONS: '{"a":1,"b":"ok","":"x"}' })).toEqual([
+      `ECS_TASK_DEFINITIONS: ${format}; bad entry at a, (top level)`,
     ]);
   });
 
