@@ -3,7 +3,8 @@ import { lambdaHttpHandler } from '../../shared/composition/lambda.ts';
 import { isTerminal } from '../../shared/domain/run.ts';
 import type { ApiDeps } from '../../shared/http/api-deps.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
-import { IdParams, LogsQuery } from '../../shared/http/schemas.ts';
+import { LogsQuery } from '../../shared/http/query-schemas.ts';
+import { IdParams } from '../../shared/http/schemas.ts';
 
 /**
  * GET /runs/{id}/logs?cursor=&limit= — at most `limit` lines (LOG_PAGE_MAX_LINES

@@ -1,6 +1,7 @@
 import { type TableApiDeps, tableHttpHandler } from '../../shared/composition/lambda/tables.ts';
 import { httpHandler, json } from '../../shared/http/handler.ts';
-import { ListRunsQuery, runView } from '../../shared/http/schemas.ts';
+import { ListRunsQuery } from '../../shared/http/query-schemas.ts';
+import { runView } from '../../shared/http/schemas.ts';
 
 /** GET /runs?batchId=&state=&limit=&cursor= — newest first. */
 export const makeListRuns = (deps: TableApiDeps) =>

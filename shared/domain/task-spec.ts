@@ -1,3 +1,4 @@
+import { once } from '../lib/once.ts';
 import * as z from '../lib/zod.ts';
 import { ENV_NAME } from './env-name.ts';
 import { RUN_KINDS } from './run-kind.ts';
@@ -22,71 +23,89 @@ import { isShimOwnedEnv } from './shim-protocol.ts';
 export const ASSET_TYPES = ['playbook', 'script', 'powershell', 'rpm', 'deb'] as const;
 export type AssetType = (typeof ASSET_TYPES)[number];
 
-const envName = z.string().check(z.regex(ENV_NAME));
-const record = z.record(z.string(), z.unknown());
+/**
+ * The schemas, built on the first check rather than when the module loads: a
+ * Lambda function that never prepares a task (the cancel route, the ECS
+ * events) loads this module with the AWS composition and would otherwise
+ * build them on every cold start.
+ */
+function buildSchemas() {
+  const envName = z.string().check(z.regex(ENV_NAME));
+  const record = z.record(z.string(), z.unknown());
 
-const AnsibleInventorySchema = z.readonly(
-  z.object({
-    all: z.readonly(
+  const AnsibleInventorySchema = z.readonly(
+    z.object({
+      all: z.readonly(
+        z.object({
+          hosts: z.readonly(z.record(z.string(), z.readonly(record))),
+          vars: z.optional(z.readonly(record)),
+        }),
+      ),
+    }),
+  );
+
+  /**
+   * The kubectl/helm action of a `k8s_op` run, as shaped as
+   * shared/domain/run.ts's `K8sOperation`; the limits on its values are the
+   * API's to enforce, the shim refuses only what would be read as a flag.
+   */
+  const K8sOperationShape = z.discriminatedUnion('action', [
+    z.readonly(z.object({ action: z.literal('apply'), namespace: z.optional(z.string()) })),
+    z.readonly(z.object({ action: z.literal('delete'), namespace: z.optional(z.string()) })),
+    z.readonly(z.object({ action: z.literal('get_secret'), namespace: z.string(), name: z.string() })),
+    z.readonly(z.object({ action: z.literal('helm_repo_add'), repoName: z.string(), repoUrl: z.string() })),
+    z.readonly(
       z.object({
-        hosts: z.readonly(z.record(z.string(), z.readonly(record))),
-        vars: z.optional(z.readonly(record)),
+        action: z.literal('helm_upgrade'),
+        release: z.string(),
+        chart: z.string(),
+        namespace: z.optional(z.string()),
+        version: z.optional(z.string()),
       }),
     ),
-  }),
-);
-export type AnsibleInventory = z.output<typeof AnsibleInventorySchema>;
+  ]);
 
-/**
- * The kubectl/helm action of a `k8s_op` run, as shaped as
- * shared/domain/run.ts's `K8sOperation`; the limits on its values are the
- * API's to enforce, the shim refuses only what would be read as a flag.
- */
-const K8sOperationShape = z.discriminatedUnion('action', [
-  z.readonly(z.object({ action: z.literal('apply'), namespace: z.optional(z.string()) })),
-  z.readonly(z.object({ action: z.literal('delete'), namespace: z.optional(z.string()) })),
-  z.readonly(z.object({ action: z.literal('get_secret'), namespace: z.string(), name: z.string() })),
-  z.readonly(z.object({ action: z.literal('helm_repo_add'), repoName: z.string(), repoUrl: z.string() })),
-  z.readonly(
-    z.object({
-      action: z.literal('helm_upgrade'),
-      release: z.string(),
-      chart: z.string(),
-      namespace: z.optional(z.string()),
-      version: z.optional(z.string()),
-    }),
-  ),
-]);
+  const FIELDS = {
+    runId: z.string().check(z.minLength(1)),
+    kind: z.enum(RUN_KINDS),
+    /** Where the shim finds the asset: a path it can read, or a URL it downloads. */
+    asset: z.discriminatedUnion('kind', [
+      z.readonly(z.object({ kind: z.literal('file'), path: z.string().check(z.minLength(1)) })),
+      z.readonly(z.object({ kind: z.literal('url'), url: z.string() })),
+    ]),
+    assetType: z.enum(ASSET_TYPES),
+    inventory: AnsibleInventorySchema,
+    /** Forwarded to playbooks only; scripts and packages ignore them. */
+    extraVars: z.readonly(record),
+    /** `{ var: 'db_password', env: 'RW_SECRET_0' }`: the value of env RW_SECRET_0 becomes play var db_password. */
+    secretVars: z.readonly(z.array(z.readonly(z.object({ var: envName, env: envName })))),
+    /**
+     * Secret environment the tool receives under these very names (`KUBECONFIG`
+     * with the token-prepared kubeconfig, `PORTAINER_API_TOKEN`); redacted from
+     * output like `secretVars`. Values arrive like every other secret env.
+     */
+    secretEnvNames: z.optional(z.readonly(z.array(envName))),
+    /** The env holding an SSH private key: the shim writes it to a 0600 file and sets `ansible_ssh_private_key_file`. */
+    sshKeyEnv: z.optional(envName),
+    /** Non-secret environment for the tool (`PORTAINER_URL`); never a variable the shim owns or a secret's. */
+    env: z.optional(z.readonly(z.record(envName, z.string()))),
+    /** k8s_op runs: the kubectl/helm action. */
+    operation: z.optional(K8sOperationShape),
+    timeoutSeconds: z.number().check(z.gte(0)),
+  };
 
-const FIELDS = {
-  runId: z.string().check(z.minLength(1)),
-  kind: z.enum(RUN_KINDS),
-  /** Where the shim finds the asset: a path it can read, or a URL it downloads. */
-  asset: z.discriminatedUnion('kind', [
-    z.readonly(z.object({ kind: z.literal('file'), path: z.string().check(z.minLength(1)) })),
-    z.readonly(z.object({ kind: z.literal('url'), url: z.string() })),
-  ]),
-  assetType: z.enum(ASSET_TYPES),
-  inventory: AnsibleInventorySchema,
-  /** Forwarded to playbooks only; scripts and packages ignore them. */
-  extraVars: z.readonly(record),
-  /** `{ var: 'db_password', env: 'RW_SECRET_0' }`: the value of env RW_SECRET_0 becomes play var db_password. */
-  secretVars: z.readonly(z.array(z.readonly(z.object({ var: envName, env: envName })))),
-  /**
-   * Secret environment the tool receives under these very names (`KUBECONFIG`
-   * with the token-prepared kubeconfig, `PORTAINER_API_TOKEN`); redacted from
-   * output like `secretVars`. Values arrive like every other secret env.
-   */
-  secretEnvNames: z.optional(z.readonly(z.array(envName))),
-  /** The env holding an SSH private key: the shim writes it to a 0600 file and sets `ansible_ssh_private_key_file`. */
-  sshKeyEnv: z.optional(envName),
-  /** Non-secret environment for the tool (`PORTAINER_URL`); never a variable the shim owns or a secret's. */
-  env: z.optional(z.readonly(z.record(envName, z.string()))),
-  /** k8s_op runs: the kubectl/helm action. */
-  operation: z.optional(K8sOperationShape),
-  timeoutSeconds: z.number().check(z.gte(0)),
-};
-type Field = keyof typeof FIELDS;
+  const TaskSpecSchema = z.readonly(
+    z.object(FIELDS).check(z.superRefine(crossFieldRules, { when: () => true })),
+  );
+  return { AnsibleInventorySchema, FIELDS, TaskSpecSchema };
+}
+type Schemas = ReturnType<typeof buildSchemas>;
+
+/** The task spec's schema (and its parts), built once, on first use. */
+export const taskSpecSchemas: () => Schemas = once(buildSchemas);
+
+export type AnsibleInventory = z.output<Schemas['AnsibleInventorySchema']>;
+type Field = keyof Schemas['FIELDS'];
 
 /** What each field must be, as the shim says it: one problem per field, in the order of the fields. */
 const FIELD_PROBLEMS: Readonly<Record<Field, string>> = {
@@ -103,7 +122,8 @@ const FIELD_PROBLEMS: Readonly<Record<Field, string>> = {
   operation: 'operation must be an object with an action',
   timeoutSeconds: 'timeoutSeconds must be a non-negative number',
 };
-const FIELD_ORDER = Object.keys(FIELDS);
+/** The fields in the order FIELDS lists them (FIELD_PROBLEMS lists them in that order too). */
+const FIELD_ORDER: readonly string[] = Object.keys(FIELD_PROBLEMS);
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -146,10 +166,7 @@ function crossFieldRules(raw: unknown, ctx: z.core.$RefinementCtx<unknown>): voi
   }
 }
 
-export const TaskSpecSchema = z.readonly(
-  z.object(FIELDS).check(z.superRefine(crossFieldRules, { when: () => true })),
-);
-export type TaskSpec = z.output<typeof TaskSpecSchema>;
+export type TaskSpec = z.output<Schemas['TaskSpecSchema']>;
 
 /** The one problem of a spec that is not a JSON object: there are no fields to name. */
 export const NOT_AN_OBJECT = 'the task spec must be a JSON object';
@@ -165,7 +182,7 @@ export type TaskSpecCheck =
  */
 export function checkTaskSpec(raw: unknown): TaskSpecCheck {
   if (!isRecord(raw)) return { ok: false, problems: [NOT_AN_OBJECT] };
-  const result = TaskSpecSchema.safeParse(raw);
+  const result = taskSpecSchemas().TaskSpecSchema.safeParse(raw);
   if (result.success) return { ok: true, spec: result.data };
   const ranked = result.error.issues.map((issue, i) => {
     const field = String(issue.path[0] ?? '');

@@ -4,6 +4,7 @@ import type { ErrorCode } from '../domain/errors.ts';
 import { TargetBodySchema } from '../domain/target.ts';
 import type * as z from '../lib/zod.ts';
 import { DiscoverySnapshotSchema } from './discovery-schemas.ts';
+import { ListRunsQuery, LogsQuery } from './query-schemas.ts';
 import { SubmitBatchBody, SubmitRunBody, UploadAssetBody } from './request-schemas.ts';
 import {
   AssetListSchema,
@@ -22,7 +23,7 @@ import {
   TargetSchema,
   Timestamp,
 } from './response-schemas.ts';
-import { IdParams, ListRunsQuery, LogsQuery, TargetIdParams } from './schemas.ts';
+import { IdParams, TargetIdParams } from './schemas.ts';
 
 /**
  * What the OpenAPI document says about each route: the request and response

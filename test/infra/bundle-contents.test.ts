@@ -170,6 +170,14 @@ describe('Lambda bundle contents', () => {
     ).toEqual([]);
   });
 
+  it('only the listing routes hold the listing query schemas', () => {
+    const holders = Object.values(API_HANDLERS)
+      .map((spec) => constructIdOf(spec.entry))
+      .filter((name) => of(name).inputs.includes('shared/http/query-schemas.ts'))
+      .sort();
+    expect(holders).toEqual(['GetRunLogs', 'ListRuns']);
+  });
+
   it.each([
     'PutTarget',
     'ListTargets',

@@ -5,7 +5,7 @@ import {
   checkTaskSpec,
   NOT_AN_OBJECT,
   type TaskSpec,
-  TaskSpecSchema,
+  taskSpecSchemas,
 } from '../../../shared/domain/task-spec.ts';
 
 const spec: TaskSpec = {
@@ -102,6 +102,15 @@ describe('checkTaskSpec', () => {
     expect(checked.ok && 'addedLater' in checked.spec).toBe(false);
   });
 
+  it('ranks problems in the order the schema lists its fields', () => {
+    // checkTaskSpec ranks by the problem table's order: it must be the schema's own.
+    const everyFieldWrong = Object.fromEntries(
+      Object.keys(taskSpecSchemas().FIELDS).map((f) => [f, Symbol(f)]),
+    );
+    const problems = problemsOf(everyFieldWrong);
+    expect(problems.map((p) => p.split(' ')[0])).toEqual(Object.keys(taskSpecSchemas().FIELDS));
+  });
+
   it('knows the asset types the wrappers run', () => {
     expect(ASSET_TYPES).toEqual(['playbook', 'script', 'powershell', 'rpm', 'deb']);
   });
@@ -109,6 +118,6 @@ describe('checkTaskSpec', () => {
   it('types the operation exactly as the run model does', () => {
     expectTypeOf<NonNullable<TaskSpec['operation']>>().toExtend<K8sOperation>();
     expectTypeOf<K8sOperation>().toExtend<NonNullable<TaskSpec['operation']>>();
-    expectTypeOf(TaskSpecSchema.parse(spec)).toEqualTypeOf<TaskSpec>();
+    expectTypeOf(taskSpecSchemas().TaskSpecSchema.parse(spec)).toEqualTypeOf<TaskSpec>();
   });
 });
