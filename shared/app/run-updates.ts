@@ -25,18 +25,18 @@ export async function mutateRun(
   change: (run: Run) => Run,
   known?: Run,
 ): Promise<Run> {
-  let assumed = known;
-  /** `assumed` is what the store answered (a lost write's RunConflictError.current), as good as a read. */
-  let stored = false;
+  // The run to decide from without a read: the caller's (`cached`: it may be stale), or the one a lost
+  // write's RunConflictError.current says the store holds (as good as a read).
+  let given: { readonly run: Run; readonly cached: boolean } | undefined =
+    known === undefined ? undefined : { run: known, cached: true };
   for (let attempt = 1; ; attempt++) {
-    const current = assumed ?? (await store.getRun(id));
-    const fromCache = assumed !== undefined && !stored;
-    assumed = undefined;
-    stored = false;
+    const current = given?.run ?? (await store.getRun(id));
+    const cached = given?.cached === true;
+    given = undefined;
     if (current === undefined) throw new NotFoundError(`No run with id ${id}`);
     const next = change(current);
     if (next === current) {
-      if (fromCache) continue;
+      if (cached) continue;
       return current;
     }
     try {
@@ -44,10 +44,8 @@ export async function mutateRun(
     } catch (error) {
       if (!(error instanceof RunConflictError) || attempt >= MAX_ATTEMPTS) throw error;
       // The store said what it found: decide from that rather than read the run again.
-      if (error.current !== undefined) {
-        assumed = error.current as Run; // what both run stores put there
-        stored = true;
-      }
+      // What both run stores put there is a Run.
+      if (error.current !== undefined) given = { run: error.current as Run, cached: false };
     }
   }
 }

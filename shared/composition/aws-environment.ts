@@ -49,7 +49,12 @@ const passing =
 /** Both queue variables: an http(s) URL, read with its surrounding blanks trimmed. */
 function queueUrl(value: string): Checked<string> {
   const trimmed = value.trim();
-  const protocol = URL.canParse(trimmed) ? new URL(trimmed).protocol : undefined;
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(trimmed).protocol;
+  } catch {
+    // Not a URL: refused below.
+  }
   return protocol === 'https:' || protocol === 'http:'
     ? { value: trimmed }
     : { problem: 'must be an SQS queue URL (https://sqs.…/account/name)' };

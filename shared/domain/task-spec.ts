@@ -97,14 +97,14 @@ function buildSchemas() {
   const TaskSpecSchema = z.readonly(
     z.object(FIELDS).check(z.superRefine(crossFieldRules, { when: () => true })),
   );
-  return { AnsibleInventorySchema, FIELDS, TaskSpecSchema };
+  return { FIELDS, TaskSpecSchema };
 }
 type Schemas = ReturnType<typeof buildSchemas>;
 
 /** The task spec's schema (and its parts), built once, on first use. */
 export const taskSpecSchemas: () => Schemas = once(buildSchemas);
 
-export type AnsibleInventory = z.output<Schemas['AnsibleInventorySchema']>;
+export type AnsibleInventory = z.output<Schemas['FIELDS']['inventory']>;
 type Field = keyof Schemas['FIELDS'];
 
 /** What each field must be, as the shim says it: one problem per field, in the order of the fields. */

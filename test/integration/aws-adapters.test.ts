@@ -5,7 +5,7 @@ import {
   CreateLogStreamCommand,
   PutLogEventsCommand,
 } from '@aws-sdk/client-cloudwatch-logs';
-import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, TransactionCanceledException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import {
   CreateSecretCommand,
@@ -16,6 +16,7 @@ import { CreateQueueCommand, type SendMessageBatchCommandOutput, SQSClient } fro
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudWatchLogReader } from '../../shared/adapters/cloudwatch-logs/log-reader.ts';
 import { awslogsStreamName } from '../../shared/adapters/cloudwatch-logs/stream-name.ts';
+import { runKey } from '../../shared/adapters/dynamodb/items.ts';
 import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
 import { S3AssetStore } from '../../shared/adapters/s3/asset-store.ts';
 import { SecretsManagerSecretSource } from '../../shared/adapters/secrets-manager/secret-source.ts';
@@ -611,6 +612,39 @@ describe('DynamoRunStore error translation', () => {
       `Run ${run.id} was changed by someone else: expected version 1, found version 2`,
     );
     expect((error as Error).cause).toMatchObject({ name: 'ConditionalCheckFailedException' });
+  });
+
+  it('names what it found on a lost condition, and is still a RunConflictError when the stored body cannot be read', async () => {
+    const store = new DynamoRunStore({ client, tableName });
+    const run = aRun();
+    await store.createRun(run);
+    const moved = await store.updateRun(
+      transition(run, 'dispatching', new Date().toISOString()),
+      run.version,
+    );
+
+    const lost = await store
+      .updateRun(transition(run, 'cancelled', new Date().toISOString()), run.version)
+      .catch((e: unknown) => e);
+    expect((lost as RunConflictError).current).toEqual(moved);
+
+    // A body no run can be read from (written by hand): the conflict stays a conflict, with nothing to retry from.
+    await client.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: runKey(run.id),
+        UpdateExpression: 'SET body = :b',
+        ExpressionAttributeValues: { ':b': { S: 'not json' } },
+      }),
+    );
+    const unreadable = await store
+      .updateRun(transition(run, 'cancelled', new Date().toISOString()), run.version)
+      .catch((e: unknown) => e);
+    expect(unreadable).toBeInstanceOf(RunConflictError);
+    expect((unreadable as Error).message).toBe(
+      `Run ${run.id} was changed by someone else: expected version 1, found version 2`,
+    );
+    expect((unreadable as RunConflictError).current).toBeUndefined();
   });
 
   it('answers NotFoundError for a run that does not exist and RunConflictError for a duplicate id', async () => {

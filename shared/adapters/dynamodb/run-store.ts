@@ -183,7 +183,8 @@ export class DynamoRunStore implements port.RunStore {
       const state = old.state?.S ?? 'unknown';
       const version = old.version?.N ?? 'unknown';
       // The item as the condition found it: whoever retries decides from it without reading it again.
-      const current = runOf(old);
+      // One that cannot be read leaves the retry to read it, and the conflict is still a conflict.
+      const current = runOrUndefined(old);
       if (TERMINAL.includes(state)) {
         throw new RunConflictError(
           `Run ${run.id} is ${state} (version ${version}) and can no longer change; the write expected version ${expectedVersion}`,
@@ -273,5 +274,14 @@ export class DynamoRunStore implements port.RunStore {
         ),
       ),
     );
+  }
+}
+
+/** The run an item holds, or undefined when its body cannot be read (RunConflictError.current is optional). */
+function runOrUndefined(item: Item): Run | undefined {
+  try {
+    return runOf(item);
+  } catch {
+    return undefined;
   }
 }
