@@ -597,54 +597,47 @@ describe('DynamoRunStore error translation', () => {
       new Date().toISOString(),
     );
 
-  it('turns a lost condition into RunConflictError with the SDK error as its cause', async () => {
-    const store = new DynamoRunStore({ client, tableName });
-    const run = aRun();
-    await store.createRun(run);
-    await store.updateRun(transition(run, 'dispatching', new Date().toISOString()), run.version);
-
-    const error = await store
-      .updateRun(transition(run, 'cancelled', new Date().toISOString()), run.version)
-      .catch((e: unknown) => e);
-
-    expect(error).toBeInstanceOf(RunConflictError);
-    expect((error as Error).message).toBe(
-      `Run ${run.id} was changed by someone else: expected version 1, found version 2`,
-    );
-    expect((error as Error).cause).toMatchObject({ name: 'ConditionalCheckFailedException' });
-  });
-
-  it('names what it found on a lost condition, and is still a RunConflictError when the stored body cannot be read', async () => {
-    const store = new DynamoRunStore({ client, tableName });
-    const run = aRun();
+  /** A run moved on to dispatching by someone else, and a cancel written from its first version: it loses. */
+  async function lostCancel(store: DynamoRunStore, run: Run, between?: () => Promise<unknown>) {
     await store.createRun(run);
     const moved = await store.updateRun(
       transition(run, 'dispatching', new Date().toISOString()),
       run.version,
     );
-
-    const lost = await store
+    await between?.();
+    const error = await store
       .updateRun(transition(run, 'cancelled', new Date().toISOString()), run.version)
       .catch((e: unknown) => e);
-    expect((lost as RunConflictError).current).toEqual(moved);
-
-    // A body no run can be read from (written by hand): the conflict stays a conflict, with nothing to retry from.
-    await client.send(
-      new UpdateItemCommand({
-        TableName: tableName,
-        Key: runKey(run.id),
-        UpdateExpression: 'SET body = :b',
-        ExpressionAttributeValues: { ':b': { S: 'not json' } },
-      }),
-    );
-    const unreadable = await store
-      .updateRun(transition(run, 'cancelled', new Date().toISOString()), run.version)
-      .catch((e: unknown) => e);
-    expect(unreadable).toBeInstanceOf(RunConflictError);
-    expect((unreadable as Error).message).toBe(
+    expect(error).toBeInstanceOf(RunConflictError);
+    expect((error as Error).message).toBe(
       `Run ${run.id} was changed by someone else: expected version 1, found version 2`,
     );
-    expect((unreadable as RunConflictError).current).toBeUndefined();
+    return { moved, error: error as RunConflictError };
+  }
+
+  it('turns a lost condition into RunConflictError with the SDK error as its cause, naming what it found', async () => {
+    const { moved, error } = await lostCancel(new DynamoRunStore({ client, tableName }), aRun());
+
+    expect(error.cause).toMatchObject({ name: 'ConditionalCheckFailedException' });
+    expect(error.current).toEqual(moved);
+  });
+
+  it('is still a RunConflictError, naming nothing to retry from, when the stored body cannot be read', async () => {
+    const run = aRun();
+    // A body no run can be read from, written by hand after the other writer's change.
+    const spoil = () =>
+      client.send(
+        new UpdateItemCommand({
+          TableName: tableName,
+          Key: runKey(run.id),
+          UpdateExpression: 'SET body = :b',
+          ExpressionAttributeValues: { ':b': { S: 'not json' } },
+        }),
+      );
+
+    const { error } = await lostCancel(new DynamoRunStore({ client, tableName }), run, spoil);
+
+    expect(error.current).toBeUndefined();
   });
 
   it('answers NotFoundError for a run that does not exist and RunConflictError for a duplicate id', async () => {
