@@ -1,5 +1,4 @@
 import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { endRun } from '../../shared/app/credentials.ts';
 import { settleRun } from '../../shared/app/run-updates.ts';
 import { troubledReason } from '../../shared/app/trouble-reason.ts';
@@ -24,7 +23,14 @@ import type { RelayAgentOptions } from './agent-options.ts';
 import { CancelWatch } from './cancel-watch.ts';
 import { type EarlyLookups, lookEarly } from './early-lookups.ts';
 import { LogShipper } from './log-shipper.ts';
-import { prepareFresh, type StartOptions, startOrResume } from './task-start.ts';
+import {
+  existingWorkDir,
+  prepareFresh,
+  type StartedTask,
+  type StartOptions,
+  startOrResume,
+  workDirOf,
+} from './task-start.ts';
 import { watchTask } from './task-watch.ts';
 
 interface Active {
@@ -251,7 +257,7 @@ export class RelayAgent {
   ): Promise<PreparedTask> | undefined {
     if (claimed.cancelRequested) return undefined;
     const prepared = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
-      prepareFresh(this.o, claimed, join(this.o.workRoot, claimed.id), {
+      prepareFresh(this.o, claimed, {
         ...(plan?.target === undefined ? {} : { target: plan.target }),
         early,
       }),
@@ -335,10 +341,9 @@ export class RelayAgent {
     if (run.cancelRequested) return this.settle(runId, 'cancelled', 'Cancelled before it started');
 
     const shipper = new LogShipper(this.o.logs, runId).watchFor(run.kind);
-    const workDir = join(this.o.workRoot, runId);
-    let execution: RunningExecution;
+    let started: StartedTask;
     try {
-      execution = await startOrResume(this.o, run, shipper, workDir, {
+      started = await startOrResume(this.o, run, shipper, {
         ...(plan?.target === undefined ? {} : { target: plan.target }),
         ...known,
       });
@@ -352,6 +357,7 @@ export class RelayAgent {
       await shipper.close().catch(() => {});
       return this.settle(runId, 'failed', reason);
     }
+    const { execution, workDir } = started;
     run = await settleRun(
       this.o.store,
       runId,
@@ -374,7 +380,7 @@ export class RelayAgent {
 
   private async adoptAndFinish(run: Run, execHandle: string): Promise<Handled> {
     const shipper = new LogShipper(this.o.logs, run.id).watchFor(run.kind);
-    const workDir = join(this.o.workRoot, run.id);
+    const workDir = (await existingWorkDir(this.o.workRoot, run)) ?? workDirOf(this.o.workRoot, run);
     const execution = await this.o.executor.adopt(execHandle, workDir, (lines) => shipper.push(lines));
     shipper.system(`${SHIM_PREFIX}relay ${this.o.id} restarted and adopted this run`);
     return this.supervise(run, execution, shipper, workDir);

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { workDirOf } from '../../runners/relay/task-start.ts';
 import { DynamoLogStore } from '../../shared/adapters/dynamodb/log-store.ts';
 import { DynamoRunStore } from '../../shared/adapters/dynamodb/run-store.ts';
 import { DynamoTargetStore } from '../../shared/adapters/dynamodb/target-store.ts';
@@ -311,7 +312,7 @@ describe('relay agent (standalone process): restart, cancel', () => {
     // The process executor tails <work dir>/output.log and records how far it has
     // shipped in output.offset. Crash the relay as soon as that offset covers the
     // "Wait" task's header: the relay has handed the line to its log shipper.
-    const taskDir = join(workDir, 'run-crash-logs');
+    const taskDir = workDirOf(workDir, (await store.getRun('run-crash-logs')) ?? { id: '', attempt: 0 });
     const shipped = (): string => {
       try {
         const offset = Number(readFileSync(join(taskDir, 'output.offset'), 'utf8'));

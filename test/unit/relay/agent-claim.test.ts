@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -136,7 +136,7 @@ describe('RelayAgent claim from the relay message', () => {
     await newAgent('r1').start();
     await createQueuedRun(app.store, app.clock, { id: 'run-p' });
     await dispatchRun(app.deps, 'run-p', 'dispatcher:m-1');
-    const mark = join(dir, 'work-r1', 'run-p', 'attempt');
+    const mark = join(dir, 'work-r1', 'run-p.1');
 
     await vi.waitFor(() => expect(existsSync(mark)).toBe(true), WAIT);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -145,7 +145,7 @@ describe('RelayAgent claim from the relay message', () => {
 
     await vi.waitFor(() => expect(held.starts).toEqual(['run-p']), WAIT);
     expect(startsBeforeDurable).toEqual([]);
-    expect(readFileSync(mark, 'utf8')).toBe('1');
+    expect(existsSync(mark)).toBe(true);
     held.finish('run-p');
     expect((await settled('run-p')).state).toBe('succeeded');
   });

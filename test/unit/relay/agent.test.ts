@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -359,13 +359,36 @@ describe('RelayAgent', () => {
 
     await agent.start();
 
-    expect(executor.adopted.map((a) => ({ handle: a.handle, workDir: a.workDir }))).toEqual([
-      { handle: 'h-before', workDir: join(dir, 'work', 'run-1') },
-    ]);
+    await vi.waitFor(() =>
+      expect(executor.adopted.map((a) => ({ handle: a.handle, workDir: a.workDir }))).toEqual([
+        { handle: 'h-before', workDir: join(dir, 'work', `run-1.${launched.attempt}`) },
+      ]),
+    );
     expect(executor.reapCalls).toEqual([new Set(['run-1'])]);
     executor.adopted[0]?.execution.finish({ exitCode: 0 });
     expect(await settled('run-1')).toMatchObject({ state: 'succeeded', exitCode: 0 });
     expect((await store.getRun('run-2'))?.state).toBe('running');
+  });
+
+  it('adopts a running run in the work dir a relay made before work dirs were named by attempt', async () => {
+    const run = await createQueuedRun(store, systemClock, { id: 'run-1' });
+    const launched = await markLaunched(store, systemClock, run, { owner: 'relay:r1' });
+    await store.updateRun(
+      transition(launched, 'running', systemClock.now(), {
+        patch: { launch: { backend: 'local', intentAt: systemClock.now(), handle: 'relay:r1/h-before' } },
+      }),
+      launched.version,
+    );
+    mkdirSync(join(dir, 'work', 'run-1'), { recursive: true });
+    writeFileSync(join(dir, 'work', 'run-1', 'attempt'), String(launched.attempt));
+
+    await newAgent().start();
+
+    await vi.waitFor(() =>
+      expect(executor.adopted.map((a) => a.workDir)).toEqual([join(dir, 'work', 'run-1')]),
+    );
+    executor.adopted[0]?.execution.finish({ exitCode: 0 });
+    expect(await settled('run-1')).toMatchObject({ state: 'succeeded' });
   });
 
   it('drains on stop(): waits for the running task before resolving', async () => {

@@ -1,10 +1,19 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { lookEarly } from '../../../runners/relay/early-lookups.ts';
 import { LogShipper } from '../../../runners/relay/log-shipper.ts';
-import { ATTEMPT_FILE, startOrResume } from '../../../runners/relay/task-start.ts';
+import { startOrResume, workDirOf } from '../../../runners/relay/task-start.ts';
 import { LocalAssetStore } from '../../../shared/adapters/local/asset-store.ts';
 import { FileSecretSource } from '../../../shared/adapters/local/secret-source.ts';
 import { openDatabase, type SqliteDatabase } from '../../../shared/adapters/sqlite/database.ts';
@@ -77,58 +86,89 @@ describe('startOrResume', () => {
   });
   const launched = async (id: string): Promise<Run> =>
     markLaunched(store, systemClock, await createQueuedRun(store, systemClock, { id }));
-  const start = async (run: Run, workDir: string) => {
+  const start = async (run: Run) => {
     const shipper = new LogShipper(logs, run.id);
-    const execution = await startOrResume(options(), run, shipper, workDir);
+    const started = await startOrResume(options(), run, shipper);
     await shipper.close();
     const lines = (await logs.read(run.id, { limit: 100 })).lines.map((l) => l.text);
-    return { execution, lines };
+    return { ...started, lines };
   };
+  const workRoot = () => join(dir, 'work');
 
-  it('starts the prepared task in a fresh work dir marked with its attempt', async () => {
+  it("starts the prepared task in the attempt's own fresh work dir, whose existence is the attempt's mark", async () => {
     const run = await launched('run-1');
-    const workDir = join(dir, 'work', 'run-1');
+    const workDir = workDirOf(workRoot(), run);
     mkdirSync(workDir, { recursive: true });
-    writeFileSync(join(workDir, 'left-over'), 'from an earlier attempt');
+    writeFileSync(join(workDir, 'left-over'), 'from a start of this attempt that never happened');
 
-    const { execution, lines } = await start(run, workDir);
+    const started = await start(run);
 
-    expect(execution.handle).toBe('h-run-1');
+    expect(workDir).toBe(join(dir, 'work', `run-1.${run.attempt}`));
+    expect(started.workDir).toBe(workDir);
+    expect(started.execution.handle).toBe('h-run-1');
     expect(executor.started).toHaveLength(1);
     expect(executor.started[0]).toMatchObject({
       runId: 'run-1',
       workDir,
       spec: { runId: 'run-1', kind: 'vm' },
     });
-    expect(readFileSync(join(workDir, ATTEMPT_FILE), 'utf8')).toBe(String(run.attempt));
-    expect(existsSync(join(workDir, 'left-over'))).toBe(false);
-    expect(lines).toEqual(['remote-worker: starting on relay r1 (process executor)']);
+    expect(readdirSync(workRoot())).toEqual([`run-1.${run.attempt}`]);
+    expect(readdirSync(workDir)).toEqual([]);
+    expect(started.lines).toEqual(['remote-worker: starting on relay r1 (process executor)']);
   });
 
   it('resumes the task an earlier incarnation started for this very attempt, and starts none', async () => {
     const run = await launched('run-2');
-    const workDir = join(dir, 'work', 'run-2');
-    mkdirSync(workDir, { recursive: true });
-    writeFileSync(join(workDir, ATTEMPT_FILE), String(run.attempt));
+    mkdirSync(workDirOf(workRoot(), run), { recursive: true });
     executor.resumable = { handle: 'h-resumed', done: new Promise(() => {}), kill: async () => {} };
 
-    const { execution, lines } = await start(run, workDir);
+    const started = await start(run);
 
-    expect(execution.handle).toBe('h-resumed');
+    expect(started.execution.handle).toBe('h-resumed');
+    expect(started.workDir).toBe(workDirOf(workRoot(), run));
+    expect(executor.resumed).toEqual(['run-2']);
     expect(executor.started).toEqual([]);
-    expect(lines).toEqual(['remote-worker: relay r1 restarted and resumed the task it had started']);
+    expect(started.lines).toEqual(['remote-worker: relay r1 restarted and resumed the task it had started']);
   });
 
-  it('starts again when the work dir belongs to another attempt, without asking to resume', async () => {
-    const run = await launched('run-3');
-    const workDir = join(dir, 'work', 'run-3');
-    mkdirSync(workDir, { recursive: true });
-    writeFileSync(join(workDir, ATTEMPT_FILE), String(run.attempt - 1));
+  it('resumes a task a relay started before work dirs were named by attempt (an upgrade mid-run)', async () => {
+    const run = await launched('run-2b');
+    const legacy = join(workRoot(), 'run-2b');
+    mkdirSync(legacy, { recursive: true });
+    writeFileSync(join(legacy, 'attempt'), String(run.attempt));
+    executor.resumable = { handle: 'h-resumed', done: new Promise(() => {}), kill: async () => {} };
 
-    await start(run, workDir);
+    const started = await start(run);
+
+    expect(started.execution.handle).toBe('h-resumed');
+    expect(started.workDir).toBe(legacy);
+    expect(executor.started).toEqual([]);
+  });
+
+  it("starts again in a fresh dir when only other attempts' dirs exist, asking to resume none, and removes them", async () => {
+    const run = { ...(await launched('run-3')), attempt: 3 };
+    const earlier = [workDirOf(workRoot(), { id: 'run-3', attempt: 2 }), join(workRoot(), 'run-3')];
+    for (const d of earlier) {
+      mkdirSync(d, { recursive: true });
+      writeFileSync(join(d, 'attempt'), '2');
+    }
+    mkdirSync(workDirOf(workRoot(), { id: 'run-other', attempt: 3 }));
+
+    const started = await start(run);
 
     expect(executor.resumed).toEqual([]);
-    expect(executor.started.map((r) => r.runId)).toEqual(['run-3']);
+    expect(executor.started.map((r) => r.workDir)).toEqual([workDirOf(workRoot(), run)]);
+    expect(started.workDir).toBe(workDirOf(workRoot(), run));
+    expect(readdirSync(workRoot()).sort()).toEqual(['run-3.3', 'run-other.3']);
+  });
+
+  it('makes the work root when it is missing', async () => {
+    const run = await launched('run-7');
+
+    const started = await start(run);
+
+    expect(existsSync(started.workDir)).toBe(true);
+    expect(statSync(started.workDir).mode & 0o777).toBe(0o700);
   });
 
   const plan = (asset: string, withTarget = false) => ({
@@ -147,7 +187,7 @@ describe('startOrResume', () => {
     const getTarget = vi.spyOn(o.targets, 'getTarget');
     const shipper = new LogShipper(logs, run.id);
 
-    await startOrResume(o, run, shipper, join(dir, 'work', 'run-4'), { freshClaim: true, early });
+    await startOrResume(o, run, shipper, { freshClaim: true, early });
     await shipper.close();
 
     expect(early.asset?.path).toBe(run.asset);
@@ -172,11 +212,11 @@ describe('startOrResume', () => {
     lookEarly(o, plan('missing/other.yml'));
     const shipper = new LogShipper(logs, run.id);
 
-    const started = startOrResume(o, run, shipper, join(dir, 'work', 'run-5'), { freshClaim: true, early });
+    const started = startOrResume(o, run, shipper, { freshClaim: true, early });
 
     await expect(started).rejects.toThrow('Asset "missing/site.yml" does not exist');
     expect(executor.started).toEqual([]);
-    expect(existsSync(join(dir, 'work', 'run-5'))).toBe(false);
+    expect(existsSync(workDirOf(workRoot(), run))).toBe(false);
   });
 
   it('locates nothing early when assets are not files on this host', () => {
@@ -210,9 +250,7 @@ describe('startOrResume', () => {
     };
     const shipper = new LogShipper(logs, run.id);
 
-    await startOrResume({ ...options(), secrets }, run, shipper, join(dir, 'work', 'run-6'), {
-      freshClaim: true,
-    });
+    await startOrResume({ ...options(), secrets }, run, shipper, { freshClaim: true });
     await shipper.close();
 
     expect(asked.sort()).toEqual(['a', 'b']);
