@@ -8,6 +8,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['console/test/**/*.test.ts'],
+    // One temporary directory per run, removed at its end (test/support/temp-root.ts).
+    globalSetup: ['test/support/temp-root.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     maxWorkers: 1,
