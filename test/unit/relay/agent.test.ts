@@ -338,23 +338,30 @@ describe('RelayAgent', () => {
     expect(executor.started).toEqual([]);
   });
 
-  it('adopts on start the running run it owns and reaps orphans keeping that run', async () => {
-    const run = await createQueuedRun(store, systemClock, { id: 'run-1' });
-    const launched = await markLaunched(store, systemClock, run, { owner: 'relay:r1' });
+  /** A run recorded running on `relay` with the executor's `handle`, as a relay left it before a restart. */
+  const runningOn = async (id: string, relay: string, handle: string) => {
+    const launched = await markLaunched(
+      store,
+      systemClock,
+      await createQueuedRun(store, systemClock, { id }),
+      {
+        owner: `relay:${relay}`,
+      },
+    );
     await store.updateRun(
       transition(launched, 'running', systemClock.now(), {
-        patch: { launch: { backend: 'local', intentAt: systemClock.now(), handle: 'relay:r1/h-before' } },
+        patch: {
+          launch: { backend: 'local', intentAt: systemClock.now(), handle: `relay:${relay}/${handle}` },
+        },
       }),
       launched.version,
     );
-    const other = await createQueuedRun(store, systemClock, { id: 'run-2' });
-    const otherLaunched = await markLaunched(store, systemClock, other, { owner: 'relay:r2' });
-    await store.updateRun(
-      transition(otherLaunched, 'running', systemClock.now(), {
-        patch: { launch: { backend: 'local', intentAt: systemClock.now(), handle: 'relay:r2/h-other' } },
-      }),
-      otherLaunched.version,
-    );
+    return launched;
+  };
+
+  it('adopts on start the running run it owns and reaps orphans keeping that run', async () => {
+    const launched = await runningOn('run-1', 'r1', 'h-before');
+    await runningOn('run-2', 'r2', 'h-other');
     const agent = newAgent();
 
     await agent.start();
@@ -371,14 +378,7 @@ describe('RelayAgent', () => {
   });
 
   it('adopts a running run in the work dir a relay made before work dirs were named by attempt', async () => {
-    const run = await createQueuedRun(store, systemClock, { id: 'run-1' });
-    const launched = await markLaunched(store, systemClock, run, { owner: 'relay:r1' });
-    await store.updateRun(
-      transition(launched, 'running', systemClock.now(), {
-        patch: { launch: { backend: 'local', intentAt: systemClock.now(), handle: 'relay:r1/h-before' } },
-      }),
-      launched.version,
-    );
+    const launched = await runningOn('run-1', 'r1', 'h-before');
     mkdirSync(join(dir, 'work', 'run-1'), { recursive: true });
     writeFileSync(join(dir, 'work', 'run-1', 'attempt'), String(launched.attempt));
 
