@@ -29,6 +29,8 @@ interface Places {
   readonly place: (hostPath: string) => string;
   /** Where the tool may write scratch files: the private dir, or the container's own filesystem. */
   readonly scratch: (name: string) => string;
+  /** On the host, where ssh keeps its control sockets when not in the private dir (ssh-control.ts). */
+  readonly sshDir: string | undefined;
 }
 
 /**
@@ -46,9 +48,11 @@ export async function prepareInvocation(
   env: NodeJS.ProcessEnv,
   container: ContainerTarget | undefined,
   signal: AbortSignal,
+  sshDir?: string,
 ): Promise<Invocation> {
   const places: Places = {
     workDir,
+    sshDir: container === undefined && sshDir !== undefined ? sshDir : undefined,
     place: (hostPath) =>
       container === undefined ? hostPath : orShimError(() => containerPath(container, workDir, hostPath)),
     scratch: (name) => (container === undefined ? join(workDir, name) : containerScratch(name)),
@@ -68,7 +72,7 @@ function toolEnvironment(
   spec: TaskSpec,
   env: NodeJS.ProcessEnv,
   container: ContainerTarget | undefined,
-  { workDir, place, scratch }: Places,
+  { workDir, place, scratch, sshDir }: Places,
 ): Record<string, string> {
   // The host's ANSIBLE_* are not forwarded into a container: their paths (ANSIBLE_CONFIG, roles) are the host's.
   const toolEnv: Record<string, string> = {};
@@ -82,7 +86,7 @@ function toolEnvironment(
     ANSIBLE_RETRY_FILES_ENABLED: '0',
     ANSIBLE_LOCAL_TEMP: scratch('ansible-local'),
     // Per-run SSH control sockets: two runs must never share a master authenticated with the other's key.
-    ANSIBLE_SSH_CONTROL_PATH_DIR: scratch('cp'),
+    ANSIBLE_SSH_CONTROL_PATH_DIR: sshDir ?? scratch('cp'),
   });
   if (spec.kind !== 'vm') {
     // Localhost plays: module files (which carry arguments, secrets included) stay in the private dir.

@@ -50,7 +50,9 @@
  *   process can still learn the outcome.
  * - `RW_TMP_DIR` (optional, default the OS temp dir): parent of the private
  *   work dir; the process executor points it into the run's work dir so even a
- *   SIGKILLed shim leaves nothing outside it.
+ *   SIGKILLed shim leaves nothing outside it. Only SSH's control sockets
+ *   leave it when it is too deep for a Unix socket's path (ssh-control.ts):
+ *   a dir of their own under the OS temp dir, removed at the end.
  * - `RW_ASSET_MAX_BYTES` (default 256 MiB), `RW_ASSET_TIMEOUT_MS` (default
  *   300000): limits for `url` assets. `RW_KILL_GRACE_MS` (default 5000): after
  *   forwarding SIGTERM, how long the tool gets before SIGKILL, so the shim can
@@ -91,6 +93,7 @@ import { runTool } from './run-tool.ts';
 import { withFetchedSecrets } from './secret-fetch.ts';
 import { requireSecretEnv, secretValues } from './secrets.ts';
 import { parseTaskSpec, taskSpecText } from './spec.ts';
+import { type SshControlDir, sshControlDir } from './ssh-control.ts';
 import { ToolStopping } from './stopping.ts';
 
 /**
@@ -114,6 +117,7 @@ export async function runShim(
   const stopping = new ToolStopping(positiveInt(env.RW_KILL_GRACE_MS, 5000), say).listen();
 
   let workDir: string | undefined;
+  let ssh: SshControlDir | undefined;
   let outcome: Outcome;
   try {
     const spec = parseTaskSpec(taskSpecText(env));
@@ -133,22 +137,23 @@ export async function runShim(
     requireSecretEnv(spec, taskEnv);
     // Before any download or secret file: an image without the tool (or pywinrm) stops here, exit 127.
     // In container mode the tool is in the container, not on this host: its prologue checks it (127).
-    await (env.RW_CONTAINER === undefined || env.RW_CONTAINER === ''
-      ? preflight(spec, taskEnv)
-      : Promise.resolve()
-    ).catch((error: unknown) => {
+    const onHost = env.RW_CONTAINER === undefined || env.RW_CONTAINER === '';
+    await (onHost ? preflight(spec, taskEnv) : Promise.resolve()).catch((error: unknown) => {
       throw error instanceof PreflightError ? new ShimError(error.message, error.exitCode) : error;
     });
 
     workDir = mkdtempSync(join(env.RW_TMP_DIR ?? tmpdir(), 'rw-task-'));
     chmodSync(workDir, 0o700);
-    const result = await runTool(spec, workDir, taskEnv, compiled, {
-      say,
-      write,
-      signal: stopping.signal,
-      stop: stopping.stop,
-      started: stopping.started,
-    });
+    // In container mode the sockets are in the container's own filesystem (invocation.ts).
+    if (onHost) ssh = sshControlDir(workDir);
+    const result = await runTool(
+      spec,
+      workDir,
+      taskEnv,
+      compiled,
+      { say, write, signal: stopping.signal, stop: stopping.stop, started: stopping.started },
+      ssh?.dir,
+    );
     outcome = toolOutcome(result, spec.timeoutSeconds, stopping.received);
     say(
       result.code !== null
@@ -167,6 +172,7 @@ export async function runShim(
   } finally {
     stopping.dispose();
     if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
+    if (ssh?.apart === true) rmSync(ssh.dir, { recursive: true, force: true });
   }
   if (env.RW_RESULT_DIR !== undefined && env.RW_RESULT_DIR !== '') {
     try {

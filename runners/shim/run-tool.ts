@@ -33,7 +33,8 @@ export interface ToolHooks {
  * its files and command, start it, pipe both streams through their own
  * redactor to `write`, stop it at the spec's timeout, and wait until it and
  * its pipes are done. Resolves with how it ended; a tool that cannot be
- * started rejects with a ShimError (exit 127).
+ * started rejects with a ShimError (exit 127). `sshDir`: where ssh keeps its
+ * control sockets on this host (sshControlDir), by default the private dir's `cp`.
  *
  * @example
  * const result = await runTool(spec, workDir, process.env, compiled, { say, write, signal, stop, started });
@@ -44,9 +45,10 @@ export async function runTool(
   env: NodeJS.ProcessEnv,
   redaction: CompiledRedaction,
   { say, write, signal, stop, started }: ToolHooks,
+  sshDir?: string,
 ): Promise<ToolResult> {
   const container = containerTargetOf(env);
-  const invocation = await prepareInvocation(spec, workDir, env, container, signal);
+  const invocation = await prepareInvocation(spec, workDir, env, container, signal, sshDir);
   const { command } = invocation;
 
   // Built before the tool starts: a redactor that cannot be made must not leave a tool running unread.

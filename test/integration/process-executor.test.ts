@@ -1,6 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
@@ -174,6 +183,44 @@ describe('ProcessExecutor', () => {
       expect(readFileSync(join(dir, file), 'utf8')).not.toContain(secret);
     }
     expect(readdirSync(dir).filter((n) => n.startsWith('rw-task-'))).toEqual([]);
+  });
+
+  it("runs a play from a work dir too deep for ssh's control sockets, their own dir removed at the end", async () => {
+    const executor = new ProcessExecutor({ executorId: `t-${randomUUID()}`, shimPath, pollMs: 50 });
+    const out = collector();
+    // A data dir under a home directory, then the run's id and attempt: the private dir's cp would not fit.
+    const dir = join(scratch, 'd'.repeat(70), `run-${randomUUID()}.1`);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const play = join(scratch, 'control-dir.yml');
+    writeFileSync(
+      play,
+      [
+        '- hosts: all',
+        '  gather_facts: false',
+        '  tasks:',
+        "    - debug: { msg: \"control dir {{ lookup('env', 'ANSIBLE_SSH_CONTROL_PATH_DIR') }}\" }",
+        '',
+      ].join('\n'),
+    );
+    const request = {
+      runId: 'run-deep',
+      image: '',
+      spec: { ...spec('run-deep', 'echo-var.yml'), asset: { kind: 'file' as const, path: play } },
+      secretEnv: {},
+      workDir: dir,
+    };
+
+    const exec = await executor.start(request, out.sink);
+
+    expect(await exec.done).toEqual({ exitCode: 0 });
+    const shown =
+      out
+        .texts()
+        .join('\n')
+        .match(/control dir (\S+?)"/)?.[1] ?? '';
+    expect(shown).toMatch(/^\/tmp\/rw-ssh-/);
+    expect(Buffer.byteLength(join(shown, 'a448b908de.nAjpGPlk8VjO3Q6a'))).toBeLessThanOrEqual(107);
+    expect(existsSync(shown)).toBe(false);
   });
 
   it('reports a failing play with its code, running the TypeScript shim through tsx by default', async () => {

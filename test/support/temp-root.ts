@@ -5,12 +5,14 @@
  * dirs behind, and a few hundred were left in /tmp by every run of the suite. Set before the workers start,
  * so they and everything they spawn inherit it; a short name, so Unix socket paths under it stay short.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export default function setup(): () => void {
   const root = mkdtempSync(join(tmpdir(), 'rwt-'));
+  // As /tmp is: other users the tests run tools as (postgres for initdb) must reach their dirs in it.
+  chmodSync(root, 0o1777);
   const before = process.env.TMPDIR;
   process.env.TMPDIR = root;
   return () => {

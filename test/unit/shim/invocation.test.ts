@@ -33,6 +33,21 @@ const never = new AbortController().signal;
 const read = (name: string): unknown => JSON.parse(readFileSync(join(workDir, name), 'utf8'));
 
 describe('prepareInvocation', () => {
+  it('points ssh at the control dir it is given, outside the private dir when that is too deep', async () => {
+    const sshDir = join(workDir, 'elsewhere');
+
+    const { toolEnv } = await prepareInvocation(
+      spec(),
+      workDir,
+      { RW_SECRET_0: 'pw' },
+      undefined,
+      never,
+      sshDir,
+    );
+
+    expect(toolEnv.ANSIBLE_SSH_CONTROL_PATH_DIR).toBe(sshDir);
+  });
+
   it('writes the inventory and vars (secrets included) to 0600 files and passes only their paths', async () => {
     const { command, toolEnv } = await prepareInvocation(
       spec(),
