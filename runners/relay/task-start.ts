@@ -90,8 +90,10 @@ export async function startOrResume(
     shipper.system(`${SHIM_PREFIX}relay ${o.id} restarted and resumed the task it had started`);
     return { execution: resumed, workDir: earlier };
   }
-  const { spec, secretEnv } = await (how.prepared ?? prepareFresh(o, run, how));
   const workDir = workDirOf(o.workRoot, run);
+  // A dir from before work dirs were named by attempt, with no task behind it: the new one replaces it.
+  if (earlier !== undefined && earlier !== workDir) await rm(earlier, { recursive: true, force: true });
+  const { spec, secretEnv } = await (how.prepared ?? prepareFresh(o, run, how));
   shipper.system(`${SHIM_PREFIX}starting on relay ${o.id} (${o.executor.name} executor)`);
   const execution = await o.executor.start(
     { runId, image: run.image ?? '', spec, secretEnv, workDir },

@@ -145,6 +145,19 @@ describe('startOrResume', () => {
     expect(executor.started).toEqual([]);
   });
 
+  it('starts afresh, removing it, when a dir from before work dirs were named by attempt has no task behind it', async () => {
+    const run = await launched('run-2c');
+    const legacy = join(workRoot(), 'run-2c');
+    mkdirSync(legacy, { recursive: true });
+    writeFileSync(join(legacy, 'attempt'), String(run.attempt));
+
+    const started = await start(run);
+
+    expect(executor.resumed).toEqual(['run-2c']);
+    expect(started.workDir).toBe(workDirOf(workRoot(), run));
+    expect(readdirSync(workRoot())).toEqual([`run-2c.${run.attempt}`]);
+  });
+
   it("starts again in a fresh dir when only other attempts' dirs exist, asking to resume none, and removes them", async () => {
     const run = { ...(await launched('run-3')), attempt: 3 };
     const earlier = [workDirOf(workRoot(), { id: 'run-3', attempt: 2 }), join(workRoot(), 'run-3')];
