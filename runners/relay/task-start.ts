@@ -43,13 +43,11 @@ export async function existingWorkDir(
   run: Pick<Run, 'id' | 'attempt'>,
 ): Promise<string | undefined> {
   const dir = workDirOf(workRoot, run);
-  if (
-    await stat(dir).then(
-      (s) => s.isDirectory(),
-      () => false,
-    )
-  )
-    return dir;
+  const made = await stat(dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  if (made) return dir;
   const legacy = join(workRoot, run.id);
   const mark = await readFile(join(legacy, 'attempt'), 'utf8').catch(() => '');
   return mark === String(run.attempt) ? legacy : undefined;

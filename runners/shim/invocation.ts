@@ -52,7 +52,7 @@ export async function prepareInvocation(
 ): Promise<Invocation> {
   const places: Places = {
     workDir,
-    sshDir: container === undefined && sshDir !== undefined ? sshDir : undefined,
+    sshDir: container === undefined ? sshDir : undefined,
     place: (hostPath) =>
       container === undefined ? hostPath : orShimError(() => containerPath(container, workDir, hostPath)),
     scratch: (name) => (container === undefined ? join(workDir, name) : containerScratch(name)),
