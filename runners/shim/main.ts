@@ -93,7 +93,7 @@ import { runTool } from './run-tool.ts';
 import { withFetchedSecrets } from './secret-fetch.ts';
 import { requireSecretEnv, secretValues } from './secrets.ts';
 import { parseTaskSpec, taskSpecText } from './spec.ts';
-import { type SshControlDir, sshControlDir } from './ssh-control.ts';
+import { closeSshMasters, type SshControlDir, sshControlDir } from './ssh-control.ts';
 import { ToolStopping } from './stopping.ts';
 
 /**
@@ -171,6 +171,8 @@ export async function runShim(
     say(`failed before the tool could finish (exit code ${outcome.exitCode})`);
   } finally {
     stopping.dispose();
+    // Before the sockets go with their dir: Ansible's masters would hold their connections for another minute.
+    if (ssh !== undefined) await closeSshMasters(ssh.dir);
     if (workDir !== undefined) rmSync(workDir, { recursive: true, force: true });
     if (ssh?.apart === true) rmSync(ssh.dir, { recursive: true, force: true });
   }

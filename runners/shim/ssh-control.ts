@@ -1,4 +1,5 @@
-import { mkdtempSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ShimError } from './errors.ts';
@@ -52,3 +53,47 @@ export function sshControlDir(privateDir: string, tempDir = tmpdir()): SshContro
 }
 
 const fits = (dir: string): boolean => Buffer.byteLength(dir) + SOCKET_NAME_LENGTH <= SOCKET_PATH_MAX;
+
+/** How long one `ssh -O exit` may take before the shim stops waiting for it. */
+const MASTER_EXIT_TIMEOUT_MS = 5_000;
+
+/**
+ * Ask every SSH master with a socket in `dir` to exit, and wait for their
+ * answers; resolves to how many sockets there were. Ansible starts its
+ * masters with `ControlPersist=60s`, so on the host (the process executor)
+ * each run's master would otherwise keep its authenticated connection to the
+ * target open for a minute after the run, with nothing left that could use
+ * it: the socket goes with the run's dir. A burst of runs against one VM
+ * would hold as many idle connections to it. In a container they end with
+ * the container. Best effort: an ssh that is missing, or a master that is
+ * gone already or does not answer within 5 s, is left as it is.
+ *
+ * @example
+ * await closeSshMasters(ssh.dir); // before the dir is removed
+ */
+export async function closeSshMasters(dir: string, ssh = 'ssh'): Promise<number> {
+  let sockets: string[];
+  try {
+    sockets = readdirSync(dir, { withFileTypes: true })
+      .filter((entry) => entry.isSocket())
+      .map((entry) => join(dir, entry.name));
+  } catch {
+    return 0;
+  }
+  await Promise.all(
+    sockets.map(
+      (socket) =>
+        new Promise<void>((resolve) => {
+          // The path quoted, and % doubled: ssh expands %-tokens in ControlPath. The host is never contacted.
+          const path = `"${socket.replaceAll('%', '%%')}"`;
+          execFile(
+            ssh,
+            ['-o', `ControlPath=${path}`, '-O', 'exit', 'remote-worker-master'],
+            { timeout: MASTER_EXIT_TIMEOUT_MS },
+            () => resolve(),
+          );
+        }),
+    ),
+  );
+  return sockets.length;
+}

@@ -1,7 +1,7 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Sshd, startSshd } from '../support/sshd.ts';
 import {
   type Api,
@@ -102,6 +102,8 @@ describe('troubleshooting messages as run reasons (real plays)', () => {
 
     expect(run.state, run.reason).toBe('succeeded');
     expect(await allLogs(api, run.id)).toMatch(/ok: \[gcp-vm\]/);
+    // The run's SSH master is told to exit at the end, not left holding its connection for ControlPersist's 60 s.
+    await vi.waitFor(() => expect(connectionsTo(sshd.port)).toBe(0), { timeout: 10_000, interval: 100 });
   }, 90_000);
 
   it('says SSH authentication failed, with the AWS secret hint, when the key is refused', async () => {
@@ -167,3 +169,13 @@ describe('"docker: command not found" as the refusal, from local mode without a 
     }
   }, 60_000);
 });
+
+/** Established TCP connections from this host to 127.0.0.1:`port` (the client ends, from /proc/net/tcp). */
+function connectionsTo(port: number): number {
+  const remote = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  return readFileSync('/proc/net/tcp', 'utf8')
+    .split('\n')
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .filter((cols) => cols[2] === remote && cols[3] === '01').length;
+}

@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ShimError } from '../../../runners/shim/errors.ts';
-import { sshControlDir } from '../../../runners/shim/ssh-control.ts';
+import { closeSshMasters, sshControlDir } from '../../../runners/shim/ssh-control.ts';
 
 /** What ssh binds while it sets a master up in `dir`: the 10-character hash, then `.` and 16 random characters. */
 const socketIn = (dir: string) => join(dir, 'a448b908de.nAjpGPlk8VjO3Q6a');
@@ -50,5 +51,50 @@ describe('sshControlDir', () => {
 
     expect(() => sshControlDir(privateDir, deep)).toThrow(ShimError);
     expect(() => sshControlDir(privateDir, deep)).toThrow(/too long for a Unix socket.*work dir.*temp dir/);
+  });
+});
+
+describe('closeSshMasters', () => {
+  let temp: string;
+  const servers: Server[] = [];
+  beforeEach(() => {
+    temp = mkdtempSync(join(tmpdir(), 'rw-ssh-test-'));
+  });
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
+    rmSync(temp, { recursive: true, force: true });
+  });
+  const listenAt = (path: string) =>
+    new Promise<void>((resolve) => {
+      const server = createServer().listen(path, () => resolve());
+      servers.push(server);
+    });
+  /** An `ssh` that records its arguments, one call per line. */
+  const recordingSsh = () => {
+    const bin = join(temp, 'ssh');
+    writeFileSync(bin, `#!/bin/sh\necho "$*" >> ${join(temp, 'calls')}\n`, { mode: 0o755 });
+    return bin;
+  };
+
+  it('asks the master behind each socket in the dir to exit, and nothing else', async () => {
+    const dir = join(temp, 'cp');
+    mkdirSync(dir);
+    await listenAt(join(dir, 'a448b908de'));
+    await listenAt(join(dir, '5%c0ffee00'));
+    writeFileSync(join(dir, 'not-a-socket'), '');
+
+    expect(await closeSshMasters(dir, recordingSsh())).toBe(2);
+
+    const calls = readFileSync(join(temp, 'calls'), 'utf8').trim().split('\n').sort();
+    expect(calls).toEqual([
+      `-o ControlPath="${join(dir, '5%%c0ffee00')}" -O exit remote-worker-master`,
+      `-o ControlPath="${join(dir, 'a448b908de')}" -O exit remote-worker-master`,
+    ]);
+  });
+
+  it('resolves when there is no dir, or no ssh to ask with', async () => {
+    expect(await closeSshMasters(join(temp, 'never-made'), recordingSsh())).toBe(0);
+    await listenAt(join(temp, 'a448b908de'));
+    expect(await closeSshMasters(temp, join(temp, 'no-such-ssh'))).toBe(1);
   });
 });
