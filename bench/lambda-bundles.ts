@@ -6,7 +6,7 @@
  * empty handler). Prints a table and one figure per function
  * (bench/support/figures.ts `reportFigure`); asserts nothing.
  *
- *   npx tsx bench/lambda-bundles.ts          # 11 fresh processes per bundle
+ *   npx tsx bench/lambda-bundles.ts          # 11 rounds: 11 fresh processes per function and 11 for its floor
  *   BENCH_RUNS=31 npx tsx bench/lambda-bundles.ts
  *
  * Bundles are code-split as deployed: `index.mjs` with its chunks beside it
@@ -32,9 +32,11 @@
  *   routes) to the same refused port, so both sides pay the SDK's
  *   first-request cost (credentials, endpoint, signing, the HTTP agent).
  *   Healthz and GetOpenapi: an empty handler.
- * Figures are medians, round-robin over all bundles so load on the machine
- * spreads evenly. The machine is not Lambda: compare the ratios, not the
- * milliseconds.
+ * Each round samples every function back to back with its floor (which goes
+ * first alternates by round), so load on the machine and its drift fall on
+ * both sides alike; the ratio is the median of the rounds' ratios, the
+ * milliseconds are medians (bench/support/lambda-measure.ts `measurePairs`).
+ * The machine is not Lambda: compare the ratios, not the milliseconds.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,7 +46,7 @@ import { esbuildOptionsFor } from '../infra/bundling.ts';
 import { API_HANDLERS, constructIdOf, type HandlerSpec, WORKER_HANDLERS } from '../infra/handlers.ts';
 import { apiEvent, ECS_TASK_EVENT } from './support/lambda-events.ts';
 import { floorSource, USES } from './support/lambda-floors.ts';
-import { type Bundle, type Kind, measureAll, sample } from './support/lambda-measure.ts';
+import { type Bundle, type Kind, measurePairs, sample } from './support/lambda-measure.ts';
 import { type Pair, printFigures } from './support/lambda-table.ts';
 
 const REPO = resolve(import.meta.dirname, '..');
@@ -99,8 +101,7 @@ try {
     }
     pairs.push({ fn, floor, uses, calls });
   }
-  const all = [...new Set([...floors.values(), ...pairs.map((p) => p.fn)])];
-  printFigures(pairs, measureAll(all, RUNS), RUNS);
+  printFigures(pairs, measurePairs(pairs, RUNS), RUNS);
 } finally {
   rmSync(out, { recursive: true, force: true });
 }

@@ -17,11 +17,17 @@ export interface Figure {
   readonly goal: string;
   /** Free text: how the floor was built, the sample size. */
   readonly note?: string;
+  /**
+   * The ratio when it is measured in pairs — the median of each round's
+   * figure over the floor timed right beside it — rather than `now / floor`
+   * of two medians (bench/support/lambda-measure.ts says why).
+   */
+  readonly pairedRatio?: number;
 }
 
-/** now / floor, or NaN when the floor is 0 or missing. */
-export const ratioOf = (f: Pick<Figure, 'now' | 'floor'>): number =>
-  f.floor > 0 ? f.now / f.floor : Number.NaN;
+/** The paired ratio when there is one, else now / floor; NaN when the floor is 0 or missing. */
+export const ratioOf = (f: Pick<Figure, 'now' | 'floor' | 'pairedRatio'>): number =>
+  f.pairedRatio ?? (f.floor > 0 ? f.now / f.floor : Number.NaN);
 
 const fmt = (n: number): string =>
   Number.isFinite(n) ? (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(2)) : '—';

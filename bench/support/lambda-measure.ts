@@ -83,27 +83,66 @@ export function sample(bundle: Bundle): Sample {
   return JSON.parse(child.stdout) as Sample;
 }
 
-/** Round-robin over the bundles, so load on the machine spreads evenly over all of them. */
-export function measureAll(bundles: readonly Bundle[], runs: number): Map<Bundle, Sample> {
-  const samples = new Map<Bundle, Sample[]>(bundles.map((b) => [b, []]));
-  for (let i = 0; i < runs; i++) {
-    for (const b of bundles) samples.get(b)?.push(sample(b));
+/** A function's samples beside its floor's, and the ratio of the two measured in pairs. */
+export interface PairSamples {
+  /** Medians of the function's samples (load and first call each). */
+  readonly fn: Sample;
+  /** Medians of the floor's samples taken beside this function. */
+  readonly floor: Sample;
+  /** The median over rounds of the function's load + first call over the floor's, timed back to back. */
+  readonly ratio: number;
+}
+
+/**
+ * Each round samples every pair back to back — the function, then its floor,
+ * or the floor first on odd rounds — and the ratio is the median of the
+ * rounds' ratios. Before, every bundle was one more stop of a round-robin
+ * and each ratio was two medians divided: a floor that ten functions share
+ * was sampled 11 times, and its one median moved all ten ratios together.
+ * The same code gave the one-client table routes 1.16–1.41 in one run and
+ * 1.17–1.31 in the next, while the floor's median went from 71 to 88 ms
+ * between the runs: this machine's speed drifts from minute to minute.
+ */
+export function measurePairs(
+  pairs: readonly { readonly fn: Bundle; readonly floor: Bundle }[],
+  runs: number,
+): PairSamples[] {
+  const fns = pairs.map((): Sample[] => []);
+  const floors = pairs.map((): Sample[] => []);
+  const ratios = pairs.map((): number[] => []);
+  const total = (s: Sample): number => s.load + s.call;
+  for (let round = 0; round < runs; round++) {
+    pairs.forEach(({ fn, floor }, i) => {
+      let f: Sample;
+      let g: Sample;
+      if (round % 2 === 0) {
+        f = sample(fn);
+        g = sample(floor);
+      } else {
+        g = sample(floor);
+        f = sample(fn);
+      }
+      fns[i]?.push(f);
+      floors[i]?.push(g);
+      ratios[i]?.push(total(f) / total(g));
+    });
   }
-  return new Map(
-    bundles.map((b) => {
-      const s = samples.get(b) ?? [];
-      return [
-        b,
-        {
-          load: median(s.map((x) => x.load)),
-          call: median(s.map((x) => x.call)),
-          handler: s[0]?.handler ?? false,
-          status: s[0]?.status ?? '',
-          connects: s[0]?.connects ?? 0,
-        },
-      ];
-    }),
-  );
+  return pairs.map((_, i) => ({
+    fn: summary(fns[i] ?? []),
+    floor: summary(floors[i] ?? []),
+    ratio: median(ratios[i] ?? []),
+  }));
+}
+
+/** The medians of a bundle's samples; status and connections from the first. */
+function summary(s: readonly Sample[]): Sample {
+  return {
+    load: median(s.map((x) => x.load)),
+    call: median(s.map((x) => x.call)),
+    handler: s[0]?.handler ?? false,
+    status: s[0]?.status ?? '',
+    connects: s[0]?.connects ?? 0,
+  };
 }
 
 function median(values: number[]): number {

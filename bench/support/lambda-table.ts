@@ -2,7 +2,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { reportFigure } from './figures.ts';
 import { type Client, FIRST_CALLS } from './lambda-floors.ts';
-import type { Bundle, Sample } from './lambda-measure.ts';
+import type { Bundle, PairSamples, Sample } from './lambda-measure.ts';
 
 /*
  * What bench/lambda-bundles.ts prints: one table row per function beside its
@@ -25,17 +25,12 @@ const kib = (b: Bundle): number =>
 /** KiB of the entry file alone. */
 const entryKib = (b: Bundle): number => statSync(b.file).size / 1024;
 
-/** Prints the table of `pairs` and reports each function's figure, from the medians of `runs` samples. */
-export function printFigures(
-  pairs: readonly Pair[],
-  figures: ReadonlyMap<Bundle, Sample>,
-  runs: number,
-): void {
-  const total = (b: Bundle): number => {
-    const m = figures.get(b);
-    return m === undefined ? Number.NaN : m.load + m.call;
-  };
-  console.log(`Lambda bundles (esbuild as in infra/bundling.ts), median of ${runs} fresh node processes`);
+/** Prints the table of `pairs` and reports each function's figure, from `measured` (one per pair, same order). */
+export function printFigures(pairs: readonly Pair[], measured: readonly PairSamples[], runs: number): void {
+  const total = (s: Sample | undefined): number => (s === undefined ? Number.NaN : s.load + s.call);
+  console.log(
+    `Lambda bundles (esbuild as in infra/bundling.ts), ${runs} rounds of fresh node processes, each function beside its floor`,
+  );
   console.log(`node ${process.version} on ${process.platform}/${process.arch}\n`);
   const header = [
     'function',
@@ -50,19 +45,22 @@ export function printFigures(
     'conns',
     'floor holds',
   ];
-  const rows = pairs.map(({ fn, floor, uses, calls }) => [
-    figures.get(fn)?.handler === false ? `${fn.name} (no handler export)` : fn.name,
-    kib(fn).toFixed(1),
-    entryKib(fn).toFixed(1),
-    (figures.get(fn)?.load ?? Number.NaN).toFixed(1),
-    total(fn).toFixed(1),
-    kib(floor).toFixed(1),
-    total(floor).toFixed(1),
-    (total(fn) / total(floor)).toFixed(2),
-    figures.get(fn)?.status ?? '',
-    `${figures.get(fn)?.connects ?? 0}/${figures.get(floor)?.connects ?? 0}`,
-    `${uses.length === 0 ? 'nothing' : uses.join(', ')}${calls ? ` (+1 ${FIRST_CALLS[uses[0] ?? 'dynamodb']?.[0]})` : ''}`,
-  ]);
+  const rows = pairs.map(({ fn, floor, uses, calls }, i) => {
+    const m = measured[i];
+    return [
+      m?.fn.handler === false ? `${fn.name} (no handler export)` : fn.name,
+      kib(fn).toFixed(1),
+      entryKib(fn).toFixed(1),
+      (m?.fn.load ?? Number.NaN).toFixed(1),
+      total(m?.fn).toFixed(1),
+      kib(floor).toFixed(1),
+      total(m?.floor).toFixed(1),
+      (m?.ratio ?? Number.NaN).toFixed(2),
+      m?.fn.status ?? '',
+      `${m?.fn.connects ?? 0}/${m?.floor.connects ?? 0}`,
+      `${uses.length === 0 ? 'nothing' : uses.join(', ')}${calls ? ` (+1 ${FIRST_CALLS[uses[0] ?? 'dynamodb']?.[0]})` : ''}`,
+    ];
+  });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) =>
     cells
@@ -71,15 +69,19 @@ export function printFigures(
   console.log(line(header));
   for (const row of rows) console.log(line(row));
   console.log('');
-  console.log("answered: the first call's status; conns: connections opened by the function / its floor\n");
-  for (const { fn, floor, uses, calls } of pairs) {
+  console.log(
+    "ms: medians; ratio: the median of each round's load+1st over its floor's, timed back to back; answered: the first call's status; conns: connections opened by the function / its floor\n",
+  );
+  pairs.forEach(({ fn, floor, uses, calls }, i) => {
+    const m = measured[i];
     reportFigure({
       figure: `Lambda load + first call, ${fn.name}`,
-      now: total(fn),
-      floor: total(floor),
+      now: total(m?.fn),
+      floor: total(m?.floor),
       unit: 'ms',
       goal: uses.length === 0 && fn.name === 'Healthz' ? '≤ 3×' : '≤ 1.3×',
-      note: `${kib(fn).toFixed(0)} KiB (entry ${entryKib(fn).toFixed(0)} KiB) vs a ${kib(floor).toFixed(0)} KiB floor (${uses.length === 0 ? 'an empty handler' : `constructs ${uses.join(', ')}${calls ? ', one failing call' : ''}`}); first call answered ${figures.get(fn)?.status}; median of ${runs}`,
+      ...(m === undefined ? {} : { pairedRatio: m.ratio }),
+      note: `${kib(fn).toFixed(0)} KiB (entry ${entryKib(fn).toFixed(0)} KiB) vs a ${kib(floor).toFixed(0)} KiB floor (${uses.length === 0 ? 'an empty handler' : `constructs ${uses.join(', ')}${calls ? ', one failing call' : ''}`}); first call answered ${m?.fn.status}; ratio: median of ${runs} back-to-back pairs`,
     });
-  }
+  });
 }
