@@ -55,7 +55,7 @@ export function sshControlDir(privateDir: string, tempDir = tmpdir()): SshContro
 const fits = (dir: string): boolean => Buffer.byteLength(dir) + SOCKET_NAME_LENGTH <= SOCKET_PATH_MAX;
 
 /** How long one `ssh -O exit` may take before the shim stops waiting for it. */
-const MASTER_EXIT_TIMEOUT_MS = 5_000;
+const MASTER_EXIT_TIMEOUT_MS = 2_000;
 
 /**
  * Ask every SSH master with a socket in `dir` to exit, and wait for their
@@ -66,7 +66,8 @@ const MASTER_EXIT_TIMEOUT_MS = 5_000;
  * it: the socket goes with the run's dir. A burst of runs against one VM
  * would hold as many idle connections to it. In a container they end with
  * the container. Best effort: an ssh that is missing, or a master that is
- * gone already or does not answer within 5 s, is left as it is.
+ * gone already or does not answer within 2 s, is left as it is (a stopped
+ * run's shim then still cleans up inside its supervisor's grace).
  *
  * @example
  * await closeSshMasters(ssh.dir); // before the dir is removed
