@@ -101,7 +101,7 @@ try {
     }
     pairs.push({ fn, floor, uses, calls });
   }
-  printFigures(pairs, measurePairs(pairs, RUNS), RUNS);
+  printFigures(measurePairs(pairs, RUNS), RUNS);
 } finally {
   rmSync(out, { recursive: true, force: true });
 }

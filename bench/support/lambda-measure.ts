@@ -83,8 +83,9 @@ export function sample(bundle: Bundle): Sample {
   return JSON.parse(child.stdout) as Sample;
 }
 
-/** A function's samples beside its floor's, and the ratio of the two measured in pairs. */
-export interface PairSamples {
+/** What was measured of one pair: its samples' medians, and the ratio of the two measured in pairs. */
+export interface PairSamples<P> {
+  readonly pair: P;
   /** Medians of the function's samples (load and first call each). */
   readonly fn: Sample;
   /** Medians of the floor's samples taken beside this function. */
@@ -103,34 +104,38 @@ export interface PairSamples {
  * 1.17–1.31 in the next, while the floor's median went from 71 to 88 ms
  * between the runs: this machine's speed drifts from minute to minute.
  */
-export function measurePairs(
-  pairs: readonly { readonly fn: Bundle; readonly floor: Bundle }[],
+export function measurePairs<P extends { readonly fn: Bundle; readonly floor: Bundle }>(
+  pairs: readonly P[],
   runs: number,
-): PairSamples[] {
-  const fns = pairs.map((): Sample[] => []);
-  const floors = pairs.map((): Sample[] => []);
-  const ratios = pairs.map((): number[] => []);
+): PairSamples<P>[] {
+  const taken = pairs.map((pair) => ({
+    pair,
+    fn: [] as Sample[],
+    floor: [] as Sample[],
+    ratios: [] as number[],
+  }));
   const total = (s: Sample): number => s.load + s.call;
   for (let round = 0; round < runs; round++) {
-    pairs.forEach(({ fn, floor }, i) => {
+    for (const { pair, fn, floor, ratios } of taken) {
       let f: Sample;
       let g: Sample;
       if (round % 2 === 0) {
-        f = sample(fn);
-        g = sample(floor);
+        f = sample(pair.fn);
+        g = sample(pair.floor);
       } else {
-        g = sample(floor);
-        f = sample(fn);
+        g = sample(pair.floor);
+        f = sample(pair.fn);
       }
-      fns[i]?.push(f);
-      floors[i]?.push(g);
-      ratios[i]?.push(total(f) / total(g));
-    });
+      fn.push(f);
+      floor.push(g);
+      ratios.push(total(f) / total(g));
+    }
   }
-  return pairs.map((_, i) => ({
-    fn: summary(fns[i] ?? []),
-    floor: summary(floors[i] ?? []),
-    ratio: median(ratios[i] ?? []),
+  return taken.map(({ pair, fn, floor, ratios }) => ({
+    pair,
+    fn: summary(fn),
+    floor: summary(floor),
+    ratio: median(ratios),
   }));
 }
 

@@ -25,9 +25,9 @@ const kib = (b: Bundle): number =>
 /** KiB of the entry file alone. */
 const entryKib = (b: Bundle): number => statSync(b.file).size / 1024;
 
-/** Prints the table of `pairs` and reports each function's figure, from `measured` (one per pair, same order). */
-export function printFigures(pairs: readonly Pair[], measured: readonly PairSamples[], runs: number): void {
-  const total = (s: Sample | undefined): number => (s === undefined ? Number.NaN : s.load + s.call);
+/** Prints the table of the measured pairs and reports each function's figure. */
+export function printFigures(measured: readonly PairSamples<Pair>[], runs: number): void {
+  const total = (s: Sample): number => s.load + s.call;
   console.log(
     `Lambda bundles (esbuild as in infra/bundling.ts), ${runs} rounds of fresh node processes, each function beside its floor`,
   );
@@ -45,22 +45,19 @@ export function printFigures(pairs: readonly Pair[], measured: readonly PairSamp
     'conns',
     'floor holds',
   ];
-  const rows = pairs.map(({ fn, floor, uses, calls }, i) => {
-    const m = measured[i];
-    return [
-      m?.fn.handler === false ? `${fn.name} (no handler export)` : fn.name,
-      kib(fn).toFixed(1),
-      entryKib(fn).toFixed(1),
-      (m?.fn.load ?? Number.NaN).toFixed(1),
-      total(m?.fn).toFixed(1),
-      kib(floor).toFixed(1),
-      total(m?.floor).toFixed(1),
-      (m?.ratio ?? Number.NaN).toFixed(2),
-      m?.fn.status ?? '',
-      `${m?.fn.connects ?? 0}/${m?.floor.connects ?? 0}`,
-      `${uses.length === 0 ? 'nothing' : uses.join(', ')}${calls ? ` (+1 ${FIRST_CALLS[uses[0] ?? 'dynamodb']?.[0]})` : ''}`,
-    ];
-  });
+  const rows = measured.map(({ pair: { fn, floor, uses, calls }, fn: f, floor: g, ratio }) => [
+    f.handler === false ? `${fn.name} (no handler export)` : fn.name,
+    kib(fn).toFixed(1),
+    entryKib(fn).toFixed(1),
+    f.load.toFixed(1),
+    total(f).toFixed(1),
+    kib(floor).toFixed(1),
+    total(g).toFixed(1),
+    ratio.toFixed(2),
+    f.status,
+    `${f.connects}/${g.connects}`,
+    `${uses.length === 0 ? 'nothing' : uses.join(', ')}${calls ? ` (+1 ${FIRST_CALLS[uses[0] ?? 'dynamodb']?.[0]})` : ''}`,
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) =>
     cells
@@ -72,16 +69,20 @@ export function printFigures(pairs: readonly Pair[], measured: readonly PairSamp
   console.log(
     "ms: medians; ratio: the median of each round's load+1st over its floor's, timed back to back; answered: the first call's status; conns: connections opened by the function / its floor\n",
   );
-  pairs.forEach(({ fn, floor, uses, calls }, i) => {
-    const m = measured[i];
+  for (const {
+    pair: { fn, floor, uses, calls },
+    fn: f,
+    floor: g,
+    ratio,
+  } of measured) {
     reportFigure({
       figure: `Lambda load + first call, ${fn.name}`,
-      now: total(m?.fn),
-      floor: total(m?.floor),
+      now: total(f),
+      floor: total(g),
       unit: 'ms',
       goal: uses.length === 0 && fn.name === 'Healthz' ? '≤ 3×' : '≤ 1.3×',
-      ...(m === undefined ? {} : { pairedRatio: m.ratio }),
-      note: `${kib(fn).toFixed(0)} KiB (entry ${entryKib(fn).toFixed(0)} KiB) vs a ${kib(floor).toFixed(0)} KiB floor (${uses.length === 0 ? 'an empty handler' : `constructs ${uses.join(', ')}${calls ? ', one failing call' : ''}`}); first call answered ${m?.fn.status}; ratio: median of ${runs} back-to-back pairs`,
+      pairedRatio: ratio,
+      note: `${kib(fn).toFixed(0)} KiB (entry ${entryKib(fn).toFixed(0)} KiB) vs a ${kib(floor).toFixed(0)} KiB floor (${uses.length === 0 ? 'an empty handler' : `constructs ${uses.join(', ')}${calls ? ', one failing call' : ''}`}); first call answered ${f.status}; ratio: median of ${runs} back-to-back pairs`,
     });
-  });
+  }
 }

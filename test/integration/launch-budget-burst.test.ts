@@ -295,8 +295,8 @@ async function burstOf(runs: number, expected: { readonly reasons: readonly stri
   expect([...reasons]).toEqual(expected.reasons);
   // A failed record is SQS's redelivery: the path for a transient error (these clients make one attempt, so a
   // moto slowed by a loaded machine shows as one). It must stay rare and cost nothing: the runs above each have
-  // exactly one accepted RunTask, and below nothing reached the dead-letter queue.
-  // Rare: under 2% of a burst, and in a small burst (20 runs) at most one.
+  // exactly one accepted RunTask, and below nothing reached the dead-letter queue. Rare: under 2% of a burst,
+  // and at most one in a small one (20 runs).
   if (failedRecords > 0) console.log(`${failedRecords} record(s) failed and were delivered again`);
   expect(failedRecords).toBeLessThan(Math.max(2, runs / 50));
   const dlq = await sqs.send(
