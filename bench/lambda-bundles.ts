@@ -8,6 +8,7 @@
  *
  *   npx tsx bench/lambda-bundles.ts          # 11 rounds: 11 fresh processes per function and 11 for its floor
  *   BENCH_RUNS=31 npx tsx bench/lambda-bundles.ts
+ *   BENCH_ONLY=GetRunLogs,GetDiscovery npx tsx bench/lambda-bundles.ts   # only the functions named
  *
  * Bundles are code-split as deployed: `index.mjs` with its chunks beside it
  * under `chunks/`, the function's asset directory. Per bundle, in a fresh
@@ -51,6 +52,7 @@ import { type Pair, printFigures } from './support/lambda-table.ts';
 
 const REPO = resolve(import.meta.dirname, '..');
 const RUNS = Number(process.env.BENCH_RUNS ?? 11);
+const ONLY = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
 const out = mkdtempSync(join(tmpdir(), 'rw-lambda-bundles-'));
 
 async function bundle(
@@ -85,6 +87,7 @@ try {
   const pairs: Pair[] = [];
   for (const { spec, kind, event } of specs.values()) {
     const name = constructIdOf(spec.entry);
+    if (ONLY !== undefined && !ONLY.includes(name)) continue;
     const uses = USES[name];
     if (uses === undefined) throw new Error(`${name}: say which AWS SDK clients it uses in USES`);
     const fn = await bundle(name, join(REPO, spec.entry), kind, spec, event);

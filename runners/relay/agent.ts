@@ -1,4 +1,4 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { endRun } from '../../shared/app/credentials.ts';
 import { settleRun } from '../../shared/app/run-updates.ts';
 import { troubledReason } from '../../shared/app/trouble-reason.ts';
@@ -32,6 +32,7 @@ import {
   workDirOf,
 } from './task-start.ts';
 import { watchTask } from './task-watch.ts';
+import { SpareWorkDirs } from './work-dirs.ts';
 
 interface Active {
   readonly runId: string;
@@ -79,12 +80,15 @@ export class RelayAgent {
   private readonly perRun = new KeyedLock();
   /** Work dirs of ended runs being removed (supervise): a run's slot does not wait for them, stop does. */
   private readonly removals = new Set<Promise<void>>();
+  /** Ended runs' work dirs, emptied for the next runs (work-dirs.ts). */
+  private readonly spares: SpareWorkDirs;
 
   constructor(private readonly o: RelayAgentOptions) {
     this.owner = `${RELAY_OWNER_PREFIX}${o.id}`;
     this.concurrency = o.concurrency ?? 3;
     this.visibility = o.visibilityTimeoutSeconds ?? 60;
     this.cancels = new CancelWatch(o.store, o.cancelPollMs ?? 1000, o.logger);
+    this.spares = new SpareWorkDirs(o.workRoot, this.concurrency);
   }
 
   /** Runs currently executing here. */
@@ -94,6 +98,7 @@ export class RelayAgent {
 
   async start(): Promise<void> {
     await mkdir(this.o.workRoot, { recursive: true, mode: 0o700 });
+    await this.spares.clear();
     await this.recover();
     this.running = true;
     this.loop = this.pollLoop();
@@ -109,6 +114,7 @@ export class RelayAgent {
     await Promise.race([all, new Promise<void>((resolve) => (timer = setTimeout(resolve, drainMs)))]);
     clearTimeout(timer);
     await Promise.all(this.removals);
+    await this.spares.clear();
   }
 
   /** Adopt runs this relay was executing before a restart; reap tasks nobody owns. */
@@ -260,6 +266,7 @@ export class RelayAgent {
       prepareFresh(this.o, claimed, {
         ...(plan?.target === undefined ? {} : { target: plan.target }),
         early,
+        spares: this.spares,
       }),
     );
     prepared.catch(() => {}); // surfaces in execute; unawaited only when the claim itself fails
@@ -346,6 +353,7 @@ export class RelayAgent {
       started = await startOrResume(this.o, run, shipper, {
         ...(plan?.target === undefined ? {} : { target: plan.target }),
         ...known,
+        spares: this.spares,
       });
     } catch (error) {
       const what = error instanceof DomainError ? error.message : 'The relay could not start the task';
@@ -405,15 +413,14 @@ export class RelayAgent {
   }
 
   /**
-   * Remove an ended run's work dir (a handful of thread-pool round trips,
-   * more for a large dir) without holding the run's slot meanwhile: the run
-   * is settled, in a terminal state no attempt of it starts from again, so
-   * nothing uses the dir any more.
+   * Empty an ended run's work dir and keep it for a next run, or remove it
+   * (work-dirs.ts; a handful of thread-pool round trips, more for a large
+   * dir) without holding the run's slot meanwhile: the run is settled, in a
+   * terminal state no attempt of it starts from again, so nothing uses the
+   * dir any more.
    */
   private removeWorkDir(workDir: string): void {
-    const removal: Promise<void> = rm(workDir, { recursive: true, force: true })
-      .catch(() => {})
-      .finally(() => this.removals.delete(removal));
+    const removal: Promise<void> = this.spares.give(workDir).finally(() => this.removals.delete(removal));
     this.removals.add(removal);
   }
 

@@ -10,6 +10,7 @@ import type { PreparedTask } from '../../shared/ports/launcher.ts';
 import type { RelayAgentOptions } from './agent-options.ts';
 import { type EarlyLookups, withKnown } from './early-lookups.ts';
 import type { LogShipper } from './log-shipper.ts';
+import type { SpareWorkDirs } from './work-dirs.ts';
 
 /** How many earlier attempts' work dirs a new attempt looks for (left by a relay that died during them). */
 const EARLIER_ATTEMPTS_SWEPT = 8;
@@ -113,7 +114,7 @@ export async function startOrResume(
 export async function prepareFresh(
   o: RelayAgentOptions,
   run: Run,
-  how: Pick<StartOptions, 'target' | 'early'> = {},
+  how: Pick<StartOptions, 'target' | 'early' | 'spares'> = {},
 ): Promise<PreparedTask> {
   const deps = withKnown(o, run, how);
   const workDir = workDirOf(o.workRoot, run);
@@ -121,7 +122,7 @@ export async function prepareFresh(
   // leaves the mark resume looks for (a dir with no task behind it resumes nothing).
   const [prepared, dir] = await Promise.allSettled([
     prepareTask(deps, run),
-    freshWorkDir(o.workRoot, run, workDir),
+    freshWorkDir(o.workRoot, run, workDir, how.spares),
   ]);
   if (prepared.status === 'rejected') {
     await rm(workDir, { recursive: true, force: true }).catch(() => {});
@@ -140,23 +141,27 @@ export interface StartOptions {
   readonly early?: EarlyLookups;
   /** With `freshClaim`: the task already prepared in its work dir (prepareFresh), to start as it is. */
   readonly prepared?: Promise<PreparedTask>;
+  /** Ended runs' emptied work dirs: a new work dir is one of them renamed, when one waits. */
+  readonly spares?: SpareWorkDirs;
 }
 
 /**
- * The work dir of a new task: one mkdir, in a sync call (microseconds on an
- * idle disk, on the way to the start, where the promise API pays a
- * thread-pool round trip). The mkdir is the check: a dir this attempt made
- * before (rare) makes it fail with EEXIST and is then removed without
- * blocking; a missing work root fails it with ENOENT, and is made. Earlier
- * attempts' dirs, left by a relay that died during them, go too.
+ * The work dir of a new task: a spare renamed into place (work-dirs.ts) or
+ * one mkdir, in a sync call (microseconds on an idle disk, on the way to the
+ * start, where the promise API pays a thread-pool round trip). The mkdir is
+ * the check: a dir this attempt made before (rare) makes it fail with EEXIST
+ * and is then removed without blocking; a missing work root fails it with
+ * ENOENT, and is made. Earlier attempts' dirs, left by a relay that died
+ * during them, go too.
  */
 async function freshWorkDir(
   workRoot: string,
   run: Pick<Run, 'id' | 'attempt'>,
   workDir: string,
+  spares: SpareWorkDirs | undefined,
 ): Promise<void> {
   try {
-    mkdirSync(workDir, { mode: 0o700 });
+    if (spares?.take(workDir) !== true) mkdirSync(workDir, { mode: 0o700 });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'EEXIST' && code !== 'ENOENT') throw error;

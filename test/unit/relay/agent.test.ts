@@ -1,4 +1,13 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -243,6 +252,32 @@ describe('RelayAgent', () => {
     expect(all.at(-1)).toMatchObject({ stream: 'system', text: 'remote-worker: succeeded' });
     // The message goes once the run is settled (just after the write the wait above saw).
     await vi.waitFor(() => expect(queue.depth()).toEqual({ visible: 0, inFlight: 0, delayed: 0 }), WAIT);
+  });
+
+  it("makes the next run's work dir of an ended run's, emptied, and leaves no spare behind on stop", async () => {
+    const agent = newAgent();
+    await handOver('run-1');
+    await agent.start();
+    const first = await startedExecution('run-1');
+    const firstDir = executor.started[0]?.workDir ?? '';
+    writeFileSync(join(firstDir, 'output.log'), 'what the first run wrote\n');
+    const firstInode = statSync(firstDir).ino;
+    first.finish({ exitCode: 0 });
+    await settled('run-1');
+    await vi.waitFor(() => expect(existsSync(firstDir)).toBe(false), WAIT);
+
+    await handOver('run-2');
+    await startedExecution('run-2');
+    const secondDir = executor.started[1]?.workDir ?? '';
+    expect(secondDir).toBe(join(dir, 'work', 'run-2.1'));
+    expect(statSync(secondDir).ino).toBe(firstInode);
+    expect(readdirSync(secondDir)).toEqual([]);
+    expect(statSync(secondDir).mode & 0o7777).toBe(0o700);
+
+    executor.execution('run-2').finish({ exitCode: 0 });
+    await settled('run-2');
+    await agent.stop(5_000);
+    expect(readdirSync(join(dir, 'work'))).toEqual([]);
   });
 
   it('fails a task that exits 2, quoting the fatal line and keeping the exit code', async () => {
