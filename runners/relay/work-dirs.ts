@@ -1,5 +1,5 @@
-import { mkdirSync, readdirSync, renameSync } from 'node:fs';
-import { lstat, readdir, rm } from 'node:fs/promises';
+import { lstatSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Where emptied work dirs wait for their next run, inside the work root (no run id starts with a dot). */
@@ -34,7 +34,7 @@ export const SPARE_DIR = '.spare';
 export class SpareWorkDirs {
   private readonly root: string;
   private readonly spares: string[] = [];
-  private made = 0;
+  private rootMade = false;
   /** Spare names given out since `clear`: a fresh name each time, so a stale entry never points at a used dir. */
   private named = 0;
 
@@ -54,7 +54,7 @@ export class SpareWorkDirs {
   /** Remove every spare, from this run of the relay or an earlier one. */
   async clear(): Promise<void> {
     this.spares.length = 0;
-    this.made = 0;
+    this.rootMade = false;
     await rm(this.root, { recursive: true, force: true });
   }
 
@@ -91,19 +91,24 @@ export class SpareWorkDirs {
   /**
    * An ended run's dir: emptied and kept as a spare while fewer than `keep`
    * wait, else removed. Never rejects; a dir that cannot be emptied or
-   * moved is removed as far as it can be.
+   * moved is removed as far as it can be. The checks and the rename are sync
+   * calls (microseconds each; the promise API's round trips cost the main
+   * thread more than the calls themselves); only what the run left in the
+   * dir is removed through the promise API, as its size is the run's.
    */
   async give(dir: string): Promise<void> {
     try {
-      if (this.spares.length >= this.keep || !(await this.reusable(dir))) {
+      if (this.spares.length >= this.keep || !reusable(dir)) {
         await rm(dir, { recursive: true, force: true });
         return;
       }
-      const entries = await readdir(dir);
-      await Promise.all(entries.map((name) => rm(join(dir, name), { recursive: true, force: true })));
-      if (this.made === 0) {
+      const entries = readdirSync(dir);
+      if (entries.length > 0) {
+        await Promise.all(entries.map((name) => rm(join(dir, name), { recursive: true, force: true })));
+      }
+      if (!this.rootMade) {
         mkdirSync(this.root, { recursive: true, mode: 0o700 });
-        this.made = 1;
+        this.rootMade = true;
       }
       const spare = join(this.root, String(this.named++));
       renameSync(dir, spare);
@@ -113,14 +118,14 @@ export class SpareWorkDirs {
     }
   }
 
-  /** A dir the relay made as it makes work dirs: a real dir (not a link) of this process's user, mode 0700. */
-  private async reusable(dir: string): Promise<boolean> {
-    const s = await lstat(dir);
-    const uid = process.getuid?.();
-    return s.isDirectory() && (s.mode & 0o7777) === 0o700 && (uid === undefined || s.uid === uid);
-  }
-
   private remove(spare: string): void {
     rm(spare, { recursive: true, force: true }).catch(() => {});
   }
+}
+
+/** A dir the relay made as it makes work dirs: a real dir (not a link) of this process's user, mode 0700. */
+function reusable(dir: string): boolean {
+  const s = lstatSync(dir);
+  const uid = process.getuid?.();
+  return s.isDirectory() && (s.mode & 0o7777) === 0o700 && (uid === undefined || s.uid === uid);
 }
