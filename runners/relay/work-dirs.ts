@@ -1,9 +1,12 @@
-import { lstatSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Where emptied work dirs wait for their next run, inside the work root (no run id starts with a dot). */
 export const SPARE_DIR = '.spare';
+
+/** Spare names given out by this process: a fresh one each time, so a stale entry never names a dir in use. */
+let named = 0;
 
 /**
  * Ended runs' work dirs, emptied and kept for the next runs of this relay,
@@ -34,9 +37,6 @@ export const SPARE_DIR = '.spare';
 export class SpareWorkDirs {
   private readonly root: string;
   private readonly spares: string[] = [];
-  private rootMade = false;
-  /** Spare names given out since `clear`: a fresh name each time, so a stale entry never points at a used dir. */
-  private named = 0;
 
   /** @param keep at most this many spares are kept (the relay's concurrency: as many as can end at once). */
   constructor(
@@ -51,10 +51,13 @@ export class SpareWorkDirs {
     return this.spares.length;
   }
 
-  /** Remove every spare, from this run of the relay or an earlier one. */
+  /**
+   * Remove every spare, from this run of the relay or an earlier one (and
+   * those of another relay sharing the work root, which then makes its dirs
+   * until runs end and give it spares again).
+   */
   async clear(): Promise<void> {
     this.spares.length = 0;
-    this.rootMade = false;
     await rm(this.root, { recursive: true, force: true });
   }
 
@@ -106,12 +109,17 @@ export class SpareWorkDirs {
       if (entries.length > 0) {
         await Promise.all(entries.map((name) => rm(join(dir, name), { recursive: true, force: true })));
       }
-      if (!this.rootMade) {
+      // Named by the process too, so relays sharing a work root never rename onto each other's spares.
+      named += 1;
+      const spare = join(this.root, `${process.pid}.${named}`);
+      try {
+        renameSync(dir, spare);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || !existsSync(dir)) throw error;
+        // The spare root is not there yet (or another relay's start cleared it): make it, once.
         mkdirSync(this.root, { recursive: true, mode: 0o700 });
-        this.rootMade = true;
+        renameSync(dir, spare);
       }
-      const spare = join(this.root, String(this.named++));
-      renameSync(dir, spare);
       this.spares.push(spare);
     } catch {
       await rm(dir, { recursive: true, force: true }).catch(() => {});

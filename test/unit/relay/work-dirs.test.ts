@@ -118,6 +118,20 @@ describe('SpareWorkDirs', () => {
     expect(readdirSync(busy)).toEqual(['f']);
   });
 
+  it('keeps the spares of two relays sharing a work root apart', async () => {
+    const one = new SpareWorkDirs(root, 4);
+    const two = new SpareWorkDirs(root, 4);
+    const first = workDir('a.1');
+    const second = workDir('b.1');
+    const inodes = [inode(first), inode(second)];
+    await one.give(first);
+    await two.give(second);
+    expect(readdirSync(join(root, SPARE_DIR))).toHaveLength(2);
+    expect(one.take(join(root, 'run-1.1'))).toBe(true);
+    expect(two.take(join(root, 'run-2.1'))).toBe(true);
+    expect([inode(join(root, 'run-1.1')), inode(join(root, 'run-2.1'))]).toEqual(inodes);
+  });
+
   it('clear removes every spare, also those an earlier relay left', async () => {
     mkdirSync(join(root, SPARE_DIR, '7'), { recursive: true });
     const spares = new SpareWorkDirs(root, 4);
