@@ -8,7 +8,6 @@ import { DynamoRunStore } from '../adapters/dynamodb/run-store.ts';
 import { DynamoTargetStore } from '../adapters/dynamodb/target-store.ts';
 import { RelayLauncher } from '../adapters/relay/relay-launcher.ts';
 import type { AppDeps, RelayAvailability } from '../app/deps.ts';
-import { prepareTask } from '../app/task-prep.ts';
 import type { Run, Runner } from '../domain/run.ts';
 import type { ApiDeps } from '../http/api-deps.ts';
 import { apiGatewayAuthenticator } from '../http/api-gateway-auth.ts';
@@ -118,7 +117,10 @@ export function buildAwsDeps(source: Readonly<Record<string, string | undefined>
     clock,
     logger,
     secrets,
-    prepare: (run, options) => prepareTask(prepareDeps, run, options),
+    // Task preparation (connection material, the task spec's checks) loads on the first launch: of the
+    // functions over this composition only the dispatcher prepares tasks.
+    prepare: async (run, options) =>
+      (await import('../app/task-prep.ts')).prepareTask(prepareDeps, run, options),
     runLogs,
   });
   Object.assign(logStreams, cloud.logStreams);

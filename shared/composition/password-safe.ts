@@ -1,4 +1,3 @@
-import { passwordSafeBrokerFromSettings } from '../adapters/password-safe/broker.ts';
 import type { Settings } from '../config/settings.ts';
 import type { CheckoutRequest, CredentialBroker, Lease } from '../ports/credential-broker.ts';
 import type { SecretSource } from '../ports/secret-source.ts';
@@ -24,7 +23,12 @@ export function lazyPasswordSafe(
       if (name === undefined) {
         throw new Error('Password Safe is configured without password_safe_api_key_secret');
       }
-      return passwordSafeBrokerFromSettings(settings, await secrets.get(name));
+      // The broker's code loads with it, on first use: a function that never checks out does not load it.
+      const [{ passwordSafeBrokerFromSettings }, apiKey] = await Promise.all([
+        import('../adapters/password-safe/broker.ts'),
+        secrets.get(name),
+      ]);
+      return passwordSafeBrokerFromSettings(settings, apiKey);
     })().catch((error: unknown) => {
       broker = undefined;
       throw error;
