@@ -32,6 +32,8 @@ interface Contents {
    * and its static imports. Every other chunk loads only when its code runs.
    */
   readonly firstCall: ReadonlySet<string>;
+  /** Our files (outside node_modules) among what loads up to the end of the first call. */
+  readonly firstCallFiles: ReadonlySet<string>;
 }
 
 const packageOf = (path: string): string | undefined =>
@@ -50,15 +52,15 @@ async function contentsOf(spec: HandlerSpec): Promise<Contents> {
   const inputs = Object.values(meta.outputs).flatMap((o) =>
     Object.entries(o.inputs).flatMap(([path, input]) => (input.bytesInOutput > 0 ? [path] : [])),
   );
+  const loadedByFirstCall = firstCall.flatMap((o) =>
+    Object.entries(meta.outputs[o]?.inputs ?? {}).flatMap(([path, input]) =>
+      input.bytesInOutput > 0 ? [path] : [],
+    ),
+  );
   return {
     files: Object.keys(meta.outputs),
-    firstCall: new Set(
-      firstCall.flatMap((o) =>
-        Object.entries(meta.outputs[o]?.inputs ?? {}).flatMap(([path, input]) =>
-          input.bytesInOutput > 0 ? (packageOf(path) ?? []) : [],
-        ),
-      ),
-    ),
+    firstCall: new Set(loadedByFirstCall.flatMap((path) => packageOf(path) ?? [])),
+    firstCallFiles: new Set(loadedByFirstCall.filter((path) => packageOf(path) === undefined)),
     inputs,
     packages: new Set(inputs.flatMap((p) => packageOf(p) ?? [])),
     importersOf: (pkg) =>
@@ -292,6 +294,29 @@ describe('Lambda bundle contents', () => {
       ]),
     );
   });
+
+  // Task preparation and the Password Safe broker load on first use: only the dispatcher prepares tasks.
+  it.each([
+    'GetRunLogs',
+    'CancelRun',
+    'ReconcileRuns',
+    'PollBackends',
+    'SettleDeadLetters',
+    'EcsTaskStateChange',
+  ])(
+    '%s loads neither task preparation nor the Password Safe broker by its first call, though it holds them',
+    (name) => {
+      const lazy = [
+        'shared/app/task-prep.ts',
+        'shared/app/connection-material.ts',
+        'shared/adapters/password-safe/broker.ts',
+      ];
+      expect(lazy.filter((file) => of(name).firstCallFiles.has(file))).toEqual([]);
+      expect(lazy.filter((file) => of(name).inputs.includes(file))).toEqual(lazy);
+      // The check sees our files: the composition itself is loaded.
+      expect(of(name).firstCallFiles.has('shared/composition/aws.ts')).toBe(true);
+    },
+  );
 
   it.each(['SubmitRun', 'SubmitBatch', 'RetryBatch'])(
     '%s holds no ECS or CloudWatch Logs client; by its first call it loads only DynamoDB, S3 and SQS',
