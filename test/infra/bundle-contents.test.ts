@@ -272,8 +272,8 @@ describe('Lambda bundle contents', () => {
     },
   );
 
-  // The whole AWS composition (aws.ts) loads SQS, CloudWatch Logs, ECS and Secrets Manager on first use (lazy-aws.ts).
-  it.each([
+  /** The functions over the whole AWS composition (shared/composition/aws.ts). */
+  const OVER_AWS_COMPOSITION = [
     'DispatchRuns',
     'GetRunLogs',
     'CancelRun',
@@ -281,29 +281,28 @@ describe('Lambda bundle contents', () => {
     'PollBackends',
     'SettleDeadLetters',
     'EcsTaskStateChange',
-  ])('%s loads only the DynamoDB client by its first call; the others are chunks of their own', (name) => {
-    expect([...of(name).firstCall].filter((p) => p.startsWith('@aws-sdk/client-'))).toEqual([
-      '@aws-sdk/client-dynamodb',
-    ]);
-    expect(awsClients(name)).toEqual(
-      expect.arrayContaining([
-        '@aws-sdk/client-cloudwatch-logs',
-        '@aws-sdk/client-ecs',
-        '@aws-sdk/client-secrets-manager',
-        '@aws-sdk/client-sqs',
-      ]),
-    );
-  });
+  ];
+
+  // The whole AWS composition (aws.ts) loads SQS, CloudWatch Logs, ECS and Secrets Manager on first use (lazy-aws.ts).
+  it.each(OVER_AWS_COMPOSITION)(
+    '%s loads only the DynamoDB client by its first call; the others are chunks of their own',
+    (name) => {
+      expect([...of(name).firstCall].filter((p) => p.startsWith('@aws-sdk/client-'))).toEqual([
+        '@aws-sdk/client-dynamodb',
+      ]);
+      expect(awsClients(name)).toEqual(
+        expect.arrayContaining([
+          '@aws-sdk/client-cloudwatch-logs',
+          '@aws-sdk/client-ecs',
+          '@aws-sdk/client-secrets-manager',
+          '@aws-sdk/client-sqs',
+        ]),
+      );
+    },
+  );
 
   // Task preparation and the Password Safe broker load on first use: only the dispatcher prepares tasks.
-  it.each([
-    'GetRunLogs',
-    'CancelRun',
-    'ReconcileRuns',
-    'PollBackends',
-    'SettleDeadLetters',
-    'EcsTaskStateChange',
-  ])(
+  it.each(OVER_AWS_COMPOSITION.filter((name) => name !== 'DispatchRuns'))(
     '%s loads neither task preparation nor the Password Safe broker by its first call, though it holds them',
     (name) => {
       const lazy = [
