@@ -2,18 +2,22 @@ import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DynamoLogStore } from '../../shared/adapters/dynamodb/log-store.ts';
 import { logStoreContract } from '../contract/log-store.contract.ts';
-import { createRunTable, useMoto } from '../support/moto.ts';
+import { createRunTable, oneRequestAtATime, useMoto } from '../support/moto.ts';
 
 /**
  * DynamoLogStore on moto, in the runs table (as the relay uses it by default).
  * moto never expires TTL items, so expiry is checked by the attribute only.
+ * moto's `ADD` is not atomic between two requests at once (both can answer
+ * the same value, which DynamoDB never does), so the client sends one request
+ * at a time: the concurrent writers below still interleave their reserve and
+ * write steps, which is what the store's numbering must survive.
  */
 const moto = useMoto();
 const TABLE = 'runs';
 let client: DynamoDBClient;
 
 beforeAll(async () => {
-  client = new DynamoDBClient(moto().clientConfig());
+  client = oneRequestAtATime(new DynamoDBClient(moto().clientConfig()));
   await createRunTable(client, TABLE);
 });
 

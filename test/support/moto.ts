@@ -183,9 +183,11 @@ export function useMoto(options: MotoStartOptions = {}): () => MotoServer {
  * moto's DynamoDB backend is not thread-safe, and moto serves each request on
  * its own thread: TransactWriteItems deep-copies the table while a concurrent
  * request changes it, and moto answers an HTML 500 ("dictionary changed size
- * during iteration"). AWS has no such problem. This keeps one request of the
- * client in flight at a time, so a concurrency test exercises the adapter's
- * conditions and retries rather than that moto bug.
+ * during iteration"); and an `ADD` to one item from two requests at once can
+ * answer both the same new value (1 duplicate in 600 concurrent ADDs, seen
+ * here), where DynamoDB's is atomic. AWS has neither problem. This keeps one
+ * request of the client in flight at a time, so a concurrency test exercises
+ * the adapter's conditions and retries rather than those moto bugs.
  *
  * @example
  * const client = oneRequestAtATime(new DynamoDBClient(moto().clientConfig()));
