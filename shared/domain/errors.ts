@@ -81,7 +81,17 @@ export class RunConflictError extends domainError('run_conflict', { retryable: t
   declare readonly current?: unknown;
 
   constructor(message: string, options: { cause?: unknown; current?: unknown } = {}) {
-    super(message, options.cause === undefined ? {} : { cause: options.cause });
+    // An expected outcome that mutateRun retries (local mode's dispatcher loses one to the relay's claim on
+    // nearly every run): no stack trace, which V8 would capture at every construction, tens of µs deep in an
+    // async chain. The message names the run and the versions; a conflict that outlives its retries is logged
+    // by whoever gave up.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      super(message, options.cause === undefined ? {} : { cause: options.cause });
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
     if (options.current !== undefined) {
       Object.defineProperty(this, 'current', { value: options.current, enumerable: false });
     }

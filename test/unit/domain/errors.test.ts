@@ -95,4 +95,17 @@ describe('domain errors', () => {
     expect(conflict).not.toBeInstanceOf(errors.LauncherUnavailableError);
     expect(new errors.NotFoundError('no such run')).not.toBeInstanceOf(errors.AssetNotFoundError);
   });
+
+  it('captures no stack for a lost version check, an expected outcome retried in the hot path, and only for it', () => {
+    const before = Error.stackTraceLimit;
+    const conflict = new errors.RunConflictError('Run r1: version 3 expected, found 4', {
+      current: { id: 'r1' },
+    });
+
+    expect(conflict.stack).toBe('RunConflictError: Run r1: version 3 expected, found 4');
+    expect(conflict.current).toEqual({ id: 'r1' });
+    expect(Error.stackTraceLimit).toBe(before);
+    expect(new errors.NotFoundError('no such run').stack?.split('\n').length).toBeGreaterThan(1);
+    expect(new Error('plain').stack?.split('\n').length).toBeGreaterThan(1);
+  });
 });
