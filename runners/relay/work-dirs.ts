@@ -101,13 +101,18 @@ export class SpareWorkDirs {
    */
   async give(dir: string): Promise<void> {
     try {
-      if (this.spares.length >= this.keep || !reusable(dir)) {
+      if (!reusable(dir)) {
         await rm(dir, { recursive: true, force: true });
         return;
       }
       const entries = readdirSync(dir);
       if (entries.length > 0) {
         await Promise.all(entries.map((name) => rm(join(dir, name), { recursive: true, force: true })));
+      }
+      // Counted once emptied: runs ending at once all empty their dirs, and only `keep` of them stay.
+      if (this.spares.length >= this.keep) {
+        await rm(dir, { recursive: true, force: true });
+        return;
       }
       // Named by the process too, so relays sharing a work root never rename onto each other's spares.
       named += 1;

@@ -83,8 +83,8 @@ export class RunConflictError extends domainError('run_conflict', { retryable: t
   constructor(message: string, options: { cause?: unknown; current?: unknown } = {}) {
     // An expected outcome that mutateRun retries (local mode's dispatcher loses one to the relay's claim on
     // nearly every run): no stack trace, which V8 would capture at every construction, tens of µs deep in an
-    // async chain. The message names the run and the versions; a conflict that outlives its retries is logged
-    // by whoever gave up.
+    // async chain. The message names the run and the versions, which is all a conflict that outlives
+    // mutateRun's retries is then reported with.
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     try {

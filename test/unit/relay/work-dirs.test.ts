@@ -68,6 +68,15 @@ describe('SpareWorkDirs', () => {
     expect(readdirSync(join(root, SPARE_DIR))).toHaveLength(2);
   });
 
+  it('keeps at most `keep` spares when several runs end at once', async () => {
+    const spares = new SpareWorkDirs(root, 2);
+    const dirs = ['a.1', 'b.1', 'c.1', 'd.1'].map((n) => workDir(n, { f: 'x', 'sub/g': 'y' }));
+    await Promise.all(dirs.map((dir) => spares.give(dir)));
+    expect(spares.size).toBe(2);
+    expect(dirs.filter((d) => existsSync(d))).toEqual([]);
+    expect(readdirSync(join(root, SPARE_DIR))).toHaveLength(2);
+  });
+
   it('removes, not keeps, a dir whose mode the run changed', async () => {
     const spares = new SpareWorkDirs(root, 4);
     const dir = workDir('run-1.1', { f: 'x' });
