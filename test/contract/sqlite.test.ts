@@ -312,6 +312,34 @@ describe('SqliteWorkQueue', () => {
     expect(await deadLetter.receive({ max: 10 })).toMatchObject([{ id, body: 'poison', receiveCount: 1 }]);
   });
 
+  it('delivers exactly `max` of more visible messages, in send order, for every max from 1 to 10', async () => {
+    const { queue } = make();
+    const taken: number[] = [];
+    for (let max = 1; max <= 10; max++) {
+      await queue.sendBatch(Array.from({ length: 10 }, (_, i) => `${max}.${i}`));
+      await queue.send(`${max}.extra`);
+      const got = await queue.receive({ max });
+      taken.push(got.length);
+      expect(got.map((m) => m.body)).toEqual(Array.from({ length: max }, (_, i) => `${max}.${i}`));
+      for (const m of await queue.receive({ max: 10 })) await queue.delete(m.receiptHandle);
+      for (const m of await queue.receive({ max: 10 })) await queue.delete(m.receiptHandle);
+      for (const m of got) await queue.delete(m.receiptHandle);
+    }
+    expect(taken).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it('fills a receive past dead-lettered messages with the ones behind them', async () => {
+    const { queue, deadLetter } = make({ maxReceiveCount: 1 });
+    await queue.sendBatch(['p1', 'p2', 'p3']);
+    await queue.receive({ max: 3 });
+    clock.advance(31);
+    await queue.sendBatch(['g1', 'g2', 'g3', 'g4']);
+
+    // The first pass reads three poison messages and one good one; the next passes ask for the rest.
+    expect((await queue.receive({ max: 4 })).map((m) => m.body)).toEqual(['g1', 'g2', 'g3', 'g4']);
+    expect(deadLetter.depth().visible).toBe(3);
+  });
+
   it('delivers messages behind a dead-lettered one in the same receive', async () => {
     const { queue, deadLetter } = make({ maxReceiveCount: 1 });
     await queue.send('poison');

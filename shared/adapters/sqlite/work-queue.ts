@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Statement } from 'better-sqlite3';
 import { type Clock, systemClock } from '../../ports/clock.ts';
 import type { QueueMessage, ReceiveOptions, WorkQueue } from '../../ports/work-queue.ts';
 import {
@@ -122,7 +123,8 @@ export class SqliteWorkQueue implements WorkQueue {
   readonly #wakeAtOnce: boolean;
 
   readonly #insert;
-  readonly #candidates;
+  /** By batch size (candidatesUpTo). */
+  readonly #candidates: Statement<[string, number], MessageRow>[] = [];
   readonly #markReceived;
   readonly #moveTo;
   readonly #deleteByReceipt;
@@ -159,10 +161,6 @@ export class SqliteWorkQueue implements WorkQueue {
 
     this.#insert = db.prepare<[string, string, string, string, number]>(
       'INSERT INTO messages (id, queue, body, sent_at, visible_at_ms) VALUES (?, ?, ?, ?, ?)',
-    );
-    this.#candidates = db.prepare<[string, number, number], MessageRow>(
-      `SELECT seq, id, body, sent_at, receive_count FROM messages
-       WHERE queue = ? AND visible_at_ms <= ? ORDER BY visible_at_ms, seq LIMIT ?`,
     );
     this.#anyVisible = db
       .prepare<[string, number], number>(
@@ -301,6 +299,26 @@ export class SqliteWorkQueue implements WorkQueue {
   }
 
   /**
+   * The statement reading the next `limit` visible messages, with the limit
+   * written into it: SQLite 3.53 (better-sqlite3's build) runs this query
+   * slower with a bound `LIMIT ?` than with a constant, whatever the values
+   * bound (about 12 µs against 3.4 µs a call here, the same plan), and a
+   * receive in a write batch with 600 messages in flight took 58 µs where it
+   * takes 23 µs now. `limit` is a batch size: an integer from 1 to 10.
+   */
+  #candidatesUpTo(limit: number): Statement<[string, number], MessageRow> {
+    const known = this.#candidates[limit];
+    if (known !== undefined) return known;
+    checkReceive(limit, 0); // written into the SQL: an integer from 1 to 10, whoever calls
+    const statement = this.#db.prepare<[string, number], MessageRow>(
+      `SELECT seq, id, body, sent_at, receive_count FROM messages
+       WHERE queue = ? AND visible_at_ms <= ? ORDER BY visible_at_ms, seq LIMIT ${limit}`,
+    );
+    this.#candidates[limit] = statement;
+    return statement;
+  }
+
+  /**
    * A lease needs no fsync: a power cut that loses it only makes the message
    * visible again with its earlier receive count, as a crash ends every
    * lease anyway; the next durable commit makes it durable.
@@ -314,7 +332,7 @@ export class SqliteWorkQueue implements WorkQueue {
       let movedAny = false;
       // Dead-lettered rows leave the candidate set, so each pass either delivers or shrinks the queue.
       for (;;) {
-        const rows = this.#candidates.all(this.name, now, max - out.length);
+        const rows = this.#candidatesUpTo(max - out.length).all(this.name, now);
         if (rows.length === 0) break;
         let moved = 0;
         for (const row of rows) {
