@@ -8,6 +8,7 @@ import {
   closeDatabase,
   commitPendingWrites,
   commitWithoutFsync,
+  ONE_STATEMENT,
   openDatabase,
   type SqliteDatabase,
 } from '../../shared/adapters/sqlite/database.ts';
@@ -265,6 +266,43 @@ describe('commitWithoutFsync (one write batch per turn)', () => {
     expect(fromAnother()).toEqual(['a', 'b']);
     expect(db.inTransaction).toBe(false);
     expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL again
+  });
+
+  it('sets the connection back to FULL after a batch even when something else set it to NORMAL meanwhile', async () => {
+    const statements: string[] = [];
+    open((sql) => statements.push(sql));
+    commitWithoutFsync(db, insert('first'));
+    await turn();
+    db.pragma('synchronous = NORMAL'); // behind the batches' back
+
+    commitWithoutFsync(db, insert('second'));
+    await turn();
+    // The level is read once per connection, not once per batch.
+    const levelReads = statements.filter((sql) => sql === 'PRAGMA synchronous').length;
+
+    expect(db.pragma('synchronous', { simple: true })).toBe(2);
+    expect(fromAnother()).toEqual(['first', 'second']);
+    expect(levelReads).toBe(1);
+  });
+
+  it('runs a one-statement write without a savepoint; SQLite undoes it alone when it fails', async () => {
+    const statements: string[] = [];
+    open((sql) => statements.push(sql));
+    commitWithoutFsync(db, insert('kept'));
+    const from = statements.length;
+
+    commitWithoutFsync(db, insert('one'), ONE_STATEMENT);
+    expect(() => commitWithoutFsync(db, insert('one'), ONE_STATEMENT)).toThrow(/UNIQUE/);
+    // A failing multi-row statement: its first row is undone with it.
+    const both = () => db.prepare("INSERT INTO rows (body) VALUES ('two'), ('kept')").run();
+    expect(() => commitWithoutFsync(db, both, ONE_STATEMENT)).toThrow(/UNIQUE/);
+    await expect(durableWrite(db, insert('kept'), undefined, ONE_STATEMENT)).rejects.toThrow(/UNIQUE/);
+    const durable = durableWrite(db, insert('three'), undefined, ONE_STATEMENT);
+    const mine = statements.slice(from);
+    await durable;
+
+    expect(mine.filter((sql) => sql.includes('SAVEPOINT'))).toEqual([]);
+    expect(fromAnother()).toEqual(['kept', 'one', 'three']);
   });
 
   it('rolls back a write that throws alone and commits the rest of the batch', async () => {

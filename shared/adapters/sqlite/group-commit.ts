@@ -1,5 +1,11 @@
 import { closeSync, fdatasync, openSync } from 'node:fs';
-import { batchHoldsDurableWrites, batchIsOpen, type SqliteDatabase, writeInBatch } from './database.ts';
+import {
+  batchHoldsDurableWrites,
+  batchIsOpen,
+  type SqliteDatabase,
+  type WriteOptions,
+  writeInBatch,
+} from './database.ts';
 
 /**
  * A durable write with a group commit off the event loop: `write` runs in
@@ -47,6 +53,7 @@ export function durableWrite<T>(
   write: () => T,
   /** Called with the value once `write` is committed, before its fsync (e.g. to prepare what follows). */
   committed?: (value: T) => void,
+  options: WriteOptions = {},
 ): Promise<T> {
   try {
     if (db.inTransaction && !batchIsOpen(db)) return Promise.resolve(write());
@@ -70,7 +77,7 @@ export function durableWrite<T>(
         },
         failed: (error: unknown) => reject(error),
       };
-      value = writeInBatch(db, write, told);
+      value = writeInBatch(db, write, told, options);
     });
   } catch (error) {
     return Promise.reject(error);

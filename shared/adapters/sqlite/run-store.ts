@@ -23,7 +23,7 @@ import {
   type RunQuery,
   type RunStore,
 } from '../../ports/run-store.ts';
-import { commitWithFsync, commitWithoutFsync, type SqliteDatabase } from './database.ts';
+import { commitWithFsync, commitWithoutFsync, ONE_STATEMENT, type SqliteDatabase } from './database.ts';
 import { mayDeferFsync } from './durability.ts';
 import { durableWrite } from './group-commit.ts';
 import { sqliteGetRuns, sqliteRelayClaim } from './relay-claim.ts';
@@ -207,8 +207,8 @@ export class SqliteRunStore implements RunStore {
       );
     // A local run's steps before the relay's (durable) claim need no fsync of their own: durability.ts.
     const result = mayDeferFsync(run)
-      ? commitWithoutFsync(this.#db, write)
-      : await durableWrite(this.#db, write);
+      ? commitWithoutFsync(this.#db, write, ONE_STATEMENT)
+      : await durableWrite(this.#db, write, undefined, ONE_STATEMENT);
     if (result.changes === 1) return run;
 
     // The stored run, which a caller retrying decides from (RunConflictError.current) instead of reading it.
@@ -296,7 +296,9 @@ export class SqliteRunStore implements RunStore {
     // A local run's claim is one of the steps before the relay's durable claim (durability.ts): no fsync of its own.
     const before = this.#read(id);
     const deferrable = before?.state === 'queued' && mayDeferFsync(claimedRun(before, claim));
-    return deferrable ? commitWithoutFsync(this.#db, write) : durableWrite(this.#db, write);
+    return deferrable
+      ? commitWithoutFsync(this.#db, write, ONE_STATEMENT)
+      : durableWrite(this.#db, write, undefined, ONE_STATEMENT);
   }
 
   /**
@@ -313,6 +315,7 @@ export class SqliteRunStore implements RunStore {
         : (result) => {
             if (result.claimed) onCommitted(result.run);
           },
+      ONE_STATEMENT,
     );
   }
 
@@ -336,7 +339,7 @@ export class SqliteRunStore implements RunStore {
       );
       return { advanced: true, run: next };
     };
-    return durableWrite(this.#db, write);
+    return durableWrite(this.#db, write, undefined, ONE_STATEMENT);
   }
 
   #read(id: string): Run | undefined {

@@ -11,7 +11,7 @@ import {
   MAX_DELAY_SECONDS,
   MAX_VISIBILITY_SECONDS,
 } from '../queue-limits.ts';
-import { commitWithFsync, commitWithoutFsync, type SqliteDatabase } from './database.ts';
+import { commitWithFsync, commitWithoutFsync, ONE_STATEMENT, type SqliteDatabase } from './database.ts';
 
 /** Another connection's send is only seen by polling; same-process sends wake waiters at once. */
 const POLL_INTERVAL_MS = 25;
@@ -205,7 +205,7 @@ export class SqliteWorkQueue implements WorkQueue {
       this.#insert.run(id, this.name, body, this.#clock.now(), this.#clock.nowMs() + delaySeconds * 1000);
     if (this.#fsyncSends) {
       commitWithFsync(this.#db, insert);
-    } else commitWithoutFsync(this.#db, insert);
+    } else commitWithoutFsync(this.#db, insert, ONE_STATEMENT);
     if (delaySeconds === 0) this.#notify();
     return id;
   }
@@ -260,7 +260,7 @@ export class SqliteWorkQueue implements WorkQueue {
    * Committed without an fsync: an acknowledgement lost to a power cut redelivers the message.
    */
   async delete(receiptHandle: string): Promise<void> {
-    commitWithoutFsync(this.#db, () => this.#deleteByReceipt.run(this.name, receiptHandle));
+    commitWithoutFsync(this.#db, () => this.#deleteByReceipt.run(this.name, receiptHandle), ONE_STATEMENT);
   }
 
   /** Stale or unknown handles are ignored, as for `delete`; committed without an fsync, like a receive. */
@@ -270,6 +270,7 @@ export class SqliteWorkQueue implements WorkQueue {
     const changed = commitWithoutFsync(
       this.#db,
       () => this.#setVisibility.run(visibleAtMs, this.name, receiptHandle).changes,
+      ONE_STATEMENT,
     );
     if (changed > 0 && timeoutSeconds === 0) this.#notify();
   }
