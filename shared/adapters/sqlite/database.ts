@@ -145,7 +145,8 @@ function migrate(db: SqliteDatabase): void {
  * On a file database the writes of one turn of the event loop share one
  * transaction, the write batch (writeInBatch): the first opens it (BEGIN
  * IMMEDIATE), each runs in a savepoint of its own, so one that throws is
- * rolled back alone, and the batch commits once that turn is over
+ * rolled back alone (a one-statement write needs none: `WriteOptions`),
+ * and the batch commits once that turn is over
  * (`setImmediate`). Durable writes join it too (group-commit.ts
  * `durableWrite`), and wait for an fsync begun after its commit. A run's
  * submit, the dispatcher's steps and the relay's claim thus make one commit
