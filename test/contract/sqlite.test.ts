@@ -181,6 +181,25 @@ describe('SqliteRunStore', () => {
     );
   });
 
+  it('answers a stale write with the stored run and writes nothing', async () => {
+    const statements: string[] = [];
+    const traced = openDatabase(':memory:', { trace: (sql) => statements.push(sql) });
+    const store = new SqliteRunStore({ db: traced });
+    const { run } = await store.createRun(aRun('01RUN0000000000000000000B2'));
+    const moved = await store.updateRun(transition(run, 'dispatching', run.createdAt), run.version);
+    const from = statements.length;
+
+    const stale = store.updateRun(
+      { ...transition(run, 'cancelled', run.createdAt), version: run.version + 1 },
+      run.version,
+    );
+
+    await expect(stale).rejects.toMatchObject({ code: 'run_conflict', current: moved });
+    expect(statements.slice(from).filter((sql) => /^UPDATE runs/.test(sql))).toEqual([]);
+    expect(await store.getRun(run.id)).toEqual(moved);
+    traced.close();
+  });
+
   it('forgets an idempotency key after its time to live', async () => {
     const clock = new FakeClock();
     const store = new SqliteRunStore({ db, clock, idempotencyTtlSeconds: 60 });

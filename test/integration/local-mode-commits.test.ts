@@ -272,3 +272,42 @@ describe('SqliteRunStore.updateRun durability', () => {
     expect(afterEcs).toEqual({ durable: start.durable + 2, unsynced: start.unsynced + 1 });
   });
 });
+
+describe('SqliteRunStore.claimRun durability', () => {
+  const at = '2026-12-01T00:00:00.000Z';
+  const queued = (id: string, runner: 'local' | 'ecs') => ({
+    ...newRun({ id, kind: 'vm', targetId: 't', asset: 'a.yml', requestedBy: 'p', timeoutSeconds: 60 }, at),
+    runner,
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'rw-claim-durability-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("defers the fsync of a local run's claim, not of another runner's; an answer without a claim writes nothing", async () => {
+    const counter = commitCounter();
+    const db = openDatabase(join(dir, 'claims.db'), { trace: counter.trace });
+    const store = new SqliteRunStore({ db });
+    await store.createRuns([queued('local-1', 'local'), queued('ecs-1', 'ecs')]);
+    const claim = { owner: 'dispatcher:1', at };
+    const step = async (id: string) => {
+      const before = counter.counts();
+      const answer = await store.claimRun(id, claim);
+      await new Promise((resolve) => setImmediate(resolve)); // the batch's commit, when nothing waited for it
+      const after = counter.counts();
+      return {
+        claimed: answer?.claimed,
+        durable: after.durable - before.durable,
+        unsynced: after.unsynced - before.unsynced,
+      };
+    };
+
+    const steps = [await step('local-1'), await step('ecs-1'), await step('local-1'), await step('missing')];
+    db.close();
+
+    expect(steps).toEqual([
+      { claimed: true, durable: 0, unsynced: 1 },
+      { claimed: true, durable: 1, unsynced: 0 },
+      { claimed: false, durable: 0, unsynced: 0 },
+      { claimed: undefined, durable: 0, unsynced: 0 },
+    ]);
+  });
+});
