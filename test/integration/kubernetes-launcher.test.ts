@@ -537,16 +537,21 @@ describe('KubernetesLauncher against a fake Kubernetes API', () => {
     });
 
     it('fails a container that cannot start only once the failure persists, and a bad image name at once', async () => {
+      // The pod's start is a whole second, as Kubernetes writes it, and the launcher's clock counts from it: an
+      // offset is exactly the time since the start (with the real clock, the second cut off the start and a
+      // slow machine could take 119 s past 120).
+      const startTime = `${new Date().toISOString().slice(0, 19)}Z`;
       let offsetMs = 0;
       const clock = {
-        now: () => new Date(Date.now() + offsetMs).toISOString(),
-        nowMs: () => Date.now() + offsetMs,
+        now: () => new Date(Date.parse(startTime) + offsetMs).toISOString(),
+        nowMs: () => Date.parse(startTime) + offsetMs,
       };
       const l = launcher({ clock, stuckAfterSeconds: 120 });
       const run = dispatchingRun();
       const handle = await l.launch({ run, image: IMAGE });
       api.setWaiting(podOf(run), 'ImagePullBackOff', {
         message: 'Back-off pulling image "registry.example.com/nope:1"',
+        startTime,
       });
 
       expect(await l.status(handle, run)).toEqual({ state: 'pending' });
@@ -556,7 +561,7 @@ describe('KubernetesLauncher against a fake Kubernetes API', () => {
       expect(await l.status(handle, run)).toEqual({
         state: 'exited',
         reason: expect.stringMatching(
-          /^the image could not be pulled \(ImagePullBackOff, still failing 12\d s after the pod started\): Back-off pulling image "registry.example.com\/nope:1"$/,
+          /^the image could not be pulled \(ImagePullBackOff, still failing 125 s after the pod started\): Back-off pulling image "registry.example.com\/nope:1"$/,
         ),
       });
 
