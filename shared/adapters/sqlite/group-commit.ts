@@ -10,7 +10,8 @@ import {
 /**
  * A durable write with a group commit off the event loop: `write` runs in
  * the connection's write batch (database.ts `commitWithoutFsync`: the writes
- * of one turn of the event loop in one transaction, each in a savepoint),
+ * of one turn of the event loop in one transaction, each in a savepoint
+ * unless it is one statement: `options`),
  * which commits once the turn is over, without an fsync inside SQLite
  * (`synchronous = NORMAL`); the promise resolves once an `fdatasync` of the
  * WAL file, run on libuv's thread pool and begun after that commit, has
