@@ -1,16 +1,13 @@
-import { storageOf } from '../../shared/app/deps.ts';
 import { isHypervisor } from '../../shared/domain/hypervisors.ts';
 import type { Run } from '../../shared/domain/run.ts';
 import type { RelayPlan } from '../../shared/domain/run-message.ts';
 import type { Target } from '../../shared/domain/target.ts';
-import type { AssetLocation, AssetStore } from '../../shared/ports/asset-store.ts';
 import type { SecretSource } from '../../shared/ports/secret-source.ts';
 import type { TargetStore } from '../../shared/ports/target-store.ts';
 import type { RelayAgentOptions } from './agent-options.ts';
 
 /** Look-ups the relay asked for before their answer was needed. */
 export interface EarlyLookups {
-  readonly asset?: { readonly path: string; readonly at: Promise<AssetLocation> };
   readonly target?: { readonly id: string; readonly at: Promise<Target | undefined> };
 }
 
@@ -22,11 +19,15 @@ function quiet<T>(promise: Promise<T>): Promise<T> {
 
 /**
  * What a relay message's plan lets the relay look up beside its claim
- * rather than after it: reads with no effect, so a claim that loses has
- * cost at most a read. The asset's location on this host (only where runs
- * read assets as files: a read URL needs the claimed run's deadline), and
- * the target when dispatch did not pass it. A failure surfaces when the
- * task is prepared, as it would have there.
+ * rather than after it: a read with no effect, so a claim that loses has
+ * cost at most a read. The target, when dispatch did not pass it; a
+ * failure surfaces when the task is prepared, as it would have there.
+ *
+ * Not the asset: where runs read assets as files on this host, locating one
+ * is a few synchronous metadata calls (shared/adapters/local/asset-store.ts),
+ * which would run before the claim is sent rather than beside it. The task's
+ * preparation locates it, and in local mode that runs while the claim's fsync
+ * does (RelayAgent prepareAhead): off the path to the start.
  *
  * @example
  * const early = lookEarly(options, message.plan);
@@ -34,21 +35,14 @@ function quiet<T>(promise: Promise<T>): Promise<T> {
  * await startOrResume(options, claim.run, shipper, workDir, { freshClaim: true, early });
  */
 export function lookEarly(o: RelayAgentOptions, plan: RelayPlan | undefined): EarlyLookups {
-  if (plan === undefined) return {};
-  const storage = storageOf(o);
-  const id = plan.targetId;
-  const readTarget = id !== undefined && plan.target === undefined && !isHypervisor(id);
-  return {
-    ...(storage.setup.active === 'local'
-      ? { asset: { path: plan.asset, at: quiet(storage.assets.locate(plan.asset)) } }
-      : {}),
-    ...(readTarget ? { target: { id, at: quiet(o.targets.getTarget(id)) } } : {}),
-  };
+  const id = plan?.targetId;
+  const readTarget = id !== undefined && plan?.target === undefined && !isHypervisor(id);
+  return readTarget ? { target: { id, at: quiet(o.targets.getTarget(id)) } } : {};
 }
 
 /**
  * The agent's dependencies for preparing `run`, answering from what is
- * known: the plan's target, the early look-ups, and the run's secret
+ * known: the plan's target, the early look-up, and the run's secret
  * bindings read side by side (prepareTask asks for them one at a time).
  */
 export function withKnown(
@@ -59,7 +53,6 @@ export function withKnown(
   const early = known.early ?? {};
   const target =
     known.target === undefined ? early.target : { id: known.target.id, at: Promise.resolve(known.target) };
-  const storage = storageOf(o);
   return {
     ...o,
     targets: target === undefined ? o.targets : knownTarget(o.targets, target),
@@ -67,9 +60,6 @@ export function withKnown(
       o.secrets,
       run.secrets.map((b) => b.secret),
     ),
-    ...(early.asset === undefined
-      ? {}
-      : { storage: { ...storage, assets: knownAsset(storage.assets, early.asset) } }),
   };
 }
 
@@ -79,16 +69,6 @@ const knownTarget = (targets: TargetStore, known: NonNullable<EarlyLookups['targ
   putTarget: (t) => targets.putTarget(t),
   listTargets: () => targets.listTargets(),
   deleteTarget: (id) => targets.deleteTarget(id),
-});
-
-/** The asset store, with one location already asked for: asked for that path, it answers that. */
-const knownAsset = (assets: AssetStore, known: NonNullable<EarlyLookups['asset']>): AssetStore => ({
-  backend: assets.backend,
-  locate: (path) => (path === known.path ? known.at : assets.locate(path)),
-  list: () => assets.list(),
-  put: (path, bytes, options) => assets.put(path, bytes, options),
-  ...(assets.grantRead === undefined ? {} : { grantRead: assets.grantRead.bind(assets) }),
-  ...(assets.read === undefined ? {} : { read: assets.read.bind(assets) }),
 });
 
 /** The secret source, with `names` all asked for at once; each answer is handed out when asked. */

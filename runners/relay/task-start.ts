@@ -93,12 +93,13 @@ export async function startOrResume(
   // A dir from before work dirs were named by attempt, with no task behind it: the new one replaces it.
   if (earlier !== undefined && earlier !== workDir) await rm(earlier, { recursive: true, force: true });
   const { spec, secretEnv } = await (how.prepared ?? prepareFresh(o, run, how));
-  shipper.system(`${SHIM_PREFIX}starting on relay ${o.id} (${o.executor.name} executor)`);
-  const execution = await o.executor.start(
-    { runId, image: run.image ?? '', spec, secretEnv, workDir },
-    (lines) => shipper.push(lines),
+  const starting = o.executor.start({ runId, image: run.image ?? '', spec, secretEnv, workDir }, (lines) =>
+    shipper.push(lines),
   );
-  return { execution, workDir };
+  // Logged once the start is under way rather than ahead of it: the line does not hold the start up, and it
+  // still comes first, as a task's output reaches onLines on later turns.
+  shipper.system(`${SHIM_PREFIX}starting on relay ${o.id} (${o.executor.name} executor)`);
+  return { execution: await starting, workDir };
 }
 
 /**

@@ -97,7 +97,7 @@ describe('openDatabase', () => {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(db.pragma('synchronous', { simple: true })).toBe(2);
       expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
-      expect(db.pragma('user_version', { simple: true })).toBe(2);
+      expect(db.pragma('user_version', { simple: true })).toBe(3);
     } finally {
       db.close();
     }
@@ -130,7 +130,7 @@ describe('openDatabase', () => {
     raw.pragma('user_version = 99');
     raw.close();
 
-    expect(() => openDatabase(path)).toThrow(/schema version 99, newer than this build knows \(2\)/);
+    expect(() => openDatabase(path)).toThrow(/schema version 99, newer than this build knows \(3\)/);
   });
 
   it('loses no accepted run when the process is killed with SIGKILL right after the write', async () => {
@@ -450,6 +450,92 @@ describe('SqliteWorkQueue', () => {
 
     expect(second?.receiveCount).toBe(2);
     expect(await queue.receive({ max: 1 })).toEqual([]);
+  });
+
+  it("leaves the message that took a deleted message's seq alone when the old handle comes back", async () => {
+    const { queue } = make();
+    await queue.send('first');
+    const [first] = await queue.receive({ max: 1 });
+    await queue.delete(first?.receiptHandle ?? '');
+    await queue.send('second'); // the table is empty again: SQLite hands out the same rowid
+    const [second] = await queue.receive({ max: 1 });
+    expect(second?.receiptHandle.split('.')[0]).toBe(first?.receiptHandle.split('.')[0]);
+
+    await queue.delete(first?.receiptHandle ?? '');
+    await queue.changeVisibility(first?.receiptHandle ?? '', 0);
+
+    expect(queue.depth()).toEqual({ visible: 0, inFlight: 1, delayed: 0 });
+    await queue.delete(second?.receiptHandle ?? '');
+    expect(queue.depth()).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
+  });
+
+  it('ignores handles it never gave out', async () => {
+    const { queue } = make();
+    await queue.send('x');
+    const [held] = await queue.receive({ max: 1 });
+    const seq = held?.receiptHandle.split('.')[0] ?? '';
+
+    for (const handle of [
+      '',
+      'nonsense',
+      '.x',
+      `${seq}`,
+      `${seq}.`,
+      `${seq}.not-this-one`,
+      `-${seq}.x`,
+      '1e3.x',
+    ]) {
+      await queue.delete(handle);
+      await queue.changeVisibility(handle, 0);
+    }
+
+    expect(queue.depth()).toEqual({ visible: 0, inFlight: 1, delayed: 0 });
+  });
+});
+
+describe('schema version 3', () => {
+  it('rebuilds a version 2 messages table without its id and receipt indexes, keeping every message', async () => {
+    const path = tempDbPath();
+    const raw = new Database(path);
+    // The messages table as versions 1 and 2 made it, one message waiting and one in flight.
+    raw.exec(`
+      CREATE TABLE messages (
+        seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, queue TEXT NOT NULL, body TEXT NOT NULL,
+        sent_at TEXT NOT NULL, visible_at_ms INTEGER NOT NULL, receive_count INTEGER NOT NULL DEFAULT 0, receipt TEXT
+      ) STRICT;
+      CREATE INDEX messages_by_visibility ON messages (queue, visible_at_ms, seq);
+      CREATE UNIQUE INDEX messages_by_receipt ON messages (receipt) WHERE receipt IS NOT NULL;
+      INSERT INTO messages VALUES (7, 'id-7', 'q', 'waiting', '2026-01-01T00:00:00.000Z', 0, 0, NULL);
+      INSERT INTO messages VALUES (9, 'id-9', 'q', 'in flight', '2026-01-01T00:00:00.000Z', 9e15, 1, 'old-handle');
+    `);
+    raw.pragma('user_version = 2');
+    raw.close();
+
+    const db = openDatabase(path);
+    try {
+      const indexes = db
+        .prepare(
+          "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'messages' ORDER BY name",
+        )
+        .pluck()
+        .all();
+      expect(indexes).toEqual(['messages_by_visibility']);
+      const queue = new SqliteWorkQueue({ db, name: 'q', visibilityTimeoutSeconds: 30 });
+      expect(queue.depth()).toEqual({ visible: 1, inFlight: 1, delayed: 0 });
+      await queue.delete('old-handle'); // a handle of the old shape: stale, as after any restart
+      expect(queue.releaseInFlight()).toBe(1);
+
+      const messages = await queue.receive({ max: 10 });
+
+      expect(messages.map((m) => [m.id, m.body, m.receiveCount])).toEqual([
+        ['id-7', 'waiting', 1],
+        ['id-9', 'in flight', 2],
+      ]);
+      for (const m of messages) await queue.delete(m.receiptHandle);
+      expect(queue.depth()).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
+    } finally {
+      db.close();
+    }
   });
 });
 

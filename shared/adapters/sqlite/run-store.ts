@@ -116,8 +116,8 @@ export class SqliteRunStore implements RunStore {
     this.#deleteHold = db.prepare<[string, string]>(
       'DELETE FROM account_holds WHERE account = ? AND run_id = ?',
     );
-    this.#claimRun = db.prepare<[number, string, string], RunRow>(
-      `UPDATE runs SET state = 'dispatching', version = ?, body = ? WHERE id = ? AND state = 'queued' RETURNING body`,
+    this.#claimRun = db.prepare<[number, string, string]>(
+      `UPDATE runs SET state = 'dispatching', version = ?, body = ? WHERE id = ? AND state = 'queued'`,
     );
     this.#relayClaim = sqliteRelayClaim(db);
     this.#getRuns = sqliteGetRuns(db);
@@ -303,10 +303,10 @@ export class SqliteRunStore implements RunStore {
       if (stored?.state !== 'queued')
         return stored === undefined ? undefined : { run: stored, claimed: false };
       const next = claimedRun(stored, claim);
-      const row = this.#claimRun.get(next.version, JSON.stringify(next), id);
-      return row === undefined
-        ? { run: stored, claimed: false }
-        : { run: JSON.parse(row.body) as Run, claimed: true };
+      // The run as written, as updateRun answers: parsing back what was just serialised would give the same.
+      return this.#claimRun.run(next.version, JSON.stringify(next), id).changes === 1
+        ? { run: next, claimed: true }
+        : { run: stored, claimed: false };
     };
     const result = commitWithoutFsync(this.#db, write, ONE_STATEMENT);
     // A local run's claim is one of the steps before the relay's durable claim (durability.ts): no fsync of its

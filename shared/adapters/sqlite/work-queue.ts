@@ -66,6 +66,25 @@ function sleepUntilNotified(key: string, ms: number): Promise<void> {
   });
 }
 
+/**
+ * A receipt handle: the message's seq, then a fresh UUID. The seq lets a
+ * delete or a visibility change find the row by its rowid, with no index on
+ * receipts; the UUID is what makes the handle this receive's own (a seq can
+ * come back once its message is deleted, a handle cannot).
+ *
+ * @example
+ * receiptFor(42); // '42.3b241101-e2bb-4255-8caf-4136c566a962'
+ * seqOfReceipt('42.3b241101-e2bb-4255-8caf-4136c566a962'); // 42
+ */
+const receiptFor = (seq: number): string => `${seq}.${randomUUID()}`;
+
+/** The seq a handle from `receiptFor` starts with; undefined for anything else (answered as a stale handle). */
+function seqOfReceipt(handle: string): number | undefined {
+  const dot = handle.indexOf('.');
+  const seq = dot > 0 ? Number(handle.slice(0, dot)) : Number.NaN;
+  return Number.isSafeInteger(seq) && seq > 0 ? seq : undefined;
+}
+
 export interface SqliteWorkQueueOptions {
   readonly db: SqliteDatabase;
   readonly name: string;
@@ -173,11 +192,11 @@ export class SqliteWorkQueue implements WorkQueue {
     this.#moveTo = db.prepare<[string, number, number]>(
       'UPDATE messages SET queue = ?, visible_at_ms = ?, receive_count = 0, receipt = NULL WHERE seq = ?',
     );
-    this.#deleteByReceipt = db.prepare<[string, string]>(
-      'DELETE FROM messages WHERE queue = ? AND receipt = ?',
+    this.#deleteByReceipt = db.prepare<[number, string, string]>(
+      'DELETE FROM messages WHERE seq = ? AND queue = ? AND receipt = ?',
     );
-    this.#setVisibility = db.prepare<[number, string, string]>(
-      'UPDATE messages SET visible_at_ms = ? WHERE queue = ? AND receipt = ?',
+    this.#setVisibility = db.prepare<[number, number, string, string]>(
+      'UPDATE messages SET visible_at_ms = ? WHERE seq = ? AND queue = ? AND receipt = ?',
     );
     // Visible "since 0": interrupted work is the oldest there is, so it goes ahead of the rest, in send order.
     this.#release = db.prepare<[string, number]>(
@@ -260,16 +279,24 @@ export class SqliteWorkQueue implements WorkQueue {
    * Committed without an fsync: an acknowledgement lost to a power cut redelivers the message.
    */
   async delete(receiptHandle: string): Promise<void> {
-    commitWithoutFsync(this.#db, () => this.#deleteByReceipt.run(this.name, receiptHandle), ONE_STATEMENT);
+    const seq = seqOfReceipt(receiptHandle);
+    if (seq === undefined) return;
+    commitWithoutFsync(
+      this.#db,
+      () => this.#deleteByReceipt.run(seq, this.name, receiptHandle),
+      ONE_STATEMENT,
+    );
   }
 
   /** Stale or unknown handles are ignored, as for `delete`; committed without an fsync, like a receive. */
   async changeVisibility(receiptHandle: string, timeoutSeconds: number): Promise<void> {
     checkSeconds('timeoutSeconds', timeoutSeconds, MAX_VISIBILITY_SECONDS);
+    const seq = seqOfReceipt(receiptHandle);
+    if (seq === undefined) return;
     const visibleAtMs = this.#clock.nowMs() + timeoutSeconds * 1000;
     const changed = commitWithoutFsync(
       this.#db,
-      () => this.#setVisibility.run(visibleAtMs, this.name, receiptHandle).changes,
+      () => this.#setVisibility.run(visibleAtMs, seq, this.name, receiptHandle).changes,
       ONE_STATEMENT,
     );
     if (changed > 0 && timeoutSeconds === 0) this.#notify();
@@ -343,7 +370,7 @@ export class SqliteWorkQueue implements WorkQueue {
             continue;
           }
           // 122 random bits from the runtime's pooled entropy (randomBytes asks for fresh bytes every time).
-          const receiptHandle = randomUUID();
+          const receiptHandle = receiptFor(row.seq);
           this.#markReceived.run(now + visibilitySeconds * 1000, receiptHandle, row.seq);
           out.push({
             id: row.id,
