@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   closeDatabase,
   commitPendingWrites,
+  commitWithFsync,
   commitWithoutFsync,
   ONE_STATEMENT,
   openDatabase,
@@ -265,24 +266,40 @@ describe('commitWithoutFsync (one write batch per turn)', () => {
     expect(counter.counts()).toEqual({ durable: start.durable, unsynced: start.unsynced + 1 });
     expect(fromAnother()).toEqual(['a', 'b']);
     expect(db.inTransaction).toBe(false);
-    expect(db.pragma('synchronous', { simple: true })).toBe(2); // FULL again
+    expect(db.pragma('synchronous', { simple: true })).toBe(1); // left at NORMAL for the next batch
   });
 
-  it('sets the connection back to FULL after a batch even when something else set it to NORMAL meanwhile', async () => {
+  it('reads the level once and sets it only when it has to change: once for a run of batches, FULL for a write that needs it', async () => {
     const statements: string[] = [];
-    open((sql) => statements.push(sql));
-    commitWithoutFsync(db, insert('first'));
-    await turn();
-    db.pragma('synchronous = NORMAL'); // behind the batches' back
+    const counter = commitCounter();
+    open((sql) => {
+      statements.push(sql);
+      counter.trace(sql);
+    });
+    const opened = statements.length; // openDatabase set FULL
+    const levelSets = () => statements.slice(opened).filter((sql) => /^PRAGMA synchronous = /.test(sql));
+    for (const body of ['first', 'second', 'third']) {
+      commitWithoutFsync(db, insert(body));
+      await turn();
+    }
+    const afterBatches = levelSets();
+    const before = counter.counts();
 
-    commitWithoutFsync(db, insert('second'));
+    commitWithFsync(db, insert('needs-fsync'));
+    const afterFsynced = counter.counts();
+    commitWithoutFsync(db, insert('fourth'));
     await turn();
-    // The level is read once per connection, not once per batch.
-    const levelReads = statements.filter((sql) => sql === 'PRAGMA synchronous').length;
 
-    expect(db.pragma('synchronous', { simple: true })).toBe(2);
-    expect(fromAnother()).toEqual(['first', 'second']);
-    expect(levelReads).toBe(1);
+    expect(afterBatches).toEqual(['PRAGMA synchronous = NORMAL']);
+    expect(afterFsynced).toEqual({ durable: before.durable + 1, unsynced: before.unsynced });
+    expect(counter.counts()).toEqual({ durable: before.durable + 1, unsynced: before.unsynced + 1 });
+    expect(levelSets()).toEqual([
+      'PRAGMA synchronous = NORMAL',
+      'PRAGMA synchronous = FULL',
+      'PRAGMA synchronous = NORMAL',
+    ]);
+    expect(statements.filter((sql) => sql === 'PRAGMA synchronous')).toHaveLength(1);
+    expect(fromAnother()).toEqual(['first', 'second', 'third', 'needs-fsync', 'fourth']);
   });
 
   it('runs a one-statement write without a savepoint; SQLite undoes it alone when it fails', async () => {

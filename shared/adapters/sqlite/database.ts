@@ -267,6 +267,10 @@ export function commitPendingWrites(db: SqliteDatabase): void {
  */
 export function commitWithFsync<T>(db: SqliteDatabase, write: () => T): T {
   commitPendingWrites(db);
+  // Batches leave the connection at NORMAL (synchronousLevel); inside a caller's transaction SQLite refuses
+  // the pragma, and the caller's commit decides.
+  const sync = synchronousLevel(db);
+  if (!sync.isFull() && !db.inTransaction) sync.setFull();
   return db.transaction(write).immediate();
 }
 
@@ -282,8 +286,6 @@ export const DURABLE_COMMIT = 'COMMIT /* durable: the WAL is fsynced next (group
 interface Batch {
   readonly db: SqliteDatabase;
   open: boolean;
-  /** The connection was at `synchronous = FULL` when the batch began: set it back after. */
-  restoreFull: boolean;
   /** The durable writes in the batch, to tell of its commit. */
   told: BatchCommit[];
   readonly begin: Database.Statement<[]>;
@@ -307,7 +309,6 @@ function beginBatch(db: SqliteDatabase): Batch {
     batch = {
       db,
       open: false,
-      restoreFull: false,
       told: [],
       begin: db.prepare('BEGIN IMMEDIATE'),
       commit: db.prepare('COMMIT'),
@@ -320,16 +321,9 @@ function beginBatch(db: SqliteDatabase): Batch {
     batches.set(db, batch);
   }
   const sync = synchronousLevel(db);
-  const full = sync.isFull();
-  if (full) sync.setNormal();
-  try {
-    batch.begin.run();
-  } catch (error) {
-    if (full) sync.setFull();
-    throw error;
-  }
+  if (sync.isFull()) sync.setNormal();
+  batch.begin.run();
   batch.open = true;
-  batch.restoreFull = full;
   const opened = batch;
   setImmediate(() => {
     if (!opened.open || !opened.db.open) return;
@@ -358,7 +352,7 @@ function inSavepoint<T>(batch: Batch, write: () => T, options: WriteOptions): T 
   }
 }
 
-/** Commit the batch; should that fail, roll it back as a whole. Then back to FULL, and tell its durable writes. */
+/** Commit the batch; should that fail, roll it back as a whole. Then tell its durable writes. */
 function endBatch(batch: Batch): void {
   batch.open = false;
   const told = batch.told;
@@ -369,26 +363,16 @@ function endBatch(batch: Batch): void {
     if (batch.db.inTransaction) batch.rollback.run();
     for (const t of told) t.failed(error);
     throw error;
-  } finally {
-    if (batch.restoreFull) synchronousLevel(batch.db).setFull();
   }
   const id = {};
   for (const t of told) t.committed(id);
 }
 
-/**
- * Run `commit` — one whole transaction, begun and committed by it — with
- * `synchronous = NORMAL`, then set the connection back to FULL.
- */
-export function withoutFsync<T>(db: SqliteDatabase, commit: () => T): T {
+/** Run `commit` — one whole transaction, begun and committed by it — with `synchronous = NORMAL`. */
+function withoutFsync<T>(db: SqliteDatabase, commit: () => T): T {
   const sync = synchronousLevel(db);
-  if (!sync.isFull()) return commit();
-  sync.setNormal();
-  try {
-    return commit();
-  } finally {
-    sync.setFull();
-  }
+  if (sync.isFull()) sync.setNormal();
+  return commit();
 }
 
 const SYNCHRONOUS_FULL = 2;
@@ -402,27 +386,32 @@ const synchronousByConnection = new WeakMap<SqliteDatabase, SynchronousLevel>();
 
 /**
  * The connection's `synchronous` level: read once, then kept here as these
- * functions set it (each batch sets it twice), with the two pragmas prepared
- * once (`db.pragma()` compiles its statement on every call). Reading the
- * pragma cost about 30 µs a batch in a burst here. Should something else
- * change the level, both ways are safe: a connection taken for FULL is set
- * back to FULL after a batch, and one taken for NORMAL commits its batches
- * with SQLite's own fsync.
+ * functions set it. It is set only when it has to change: a batch needs
+ * NORMAL and leaves the connection there, and `commitWithFsync` sets FULL
+ * for its commit, so a run of batches with no such write between them sets
+ * nothing (each batch set it twice when it went back to FULL after every
+ * one, some 15 µs each; reading it cost about 30 µs a batch). Every write on
+ * the connection goes through this module's functions or durableWrite
+ * (group-commit.ts), which choose the level they need; none relies on where
+ * it rests.
+ *
+ * Set through `db.pragma()`, compiled each time, not a prepared statement:
+ * SQLite changes the level when it compiles the pragma, so a prepared one
+ * sets it when prepared and its first run does nothing (only later runs,
+ * recompiled, act).
  */
 function synchronousLevel(db: SqliteDatabase): SynchronousLevel {
   let level = synchronousByConnection.get(db);
   if (level === undefined) {
-    const normal = db.prepare<[]>('PRAGMA synchronous = NORMAL');
-    const full = db.prepare<[]>('PRAGMA synchronous = FULL');
     let isFull = db.pragma('synchronous', { simple: true }) === SYNCHRONOUS_FULL;
     level = {
       isFull: () => isFull,
       setNormal() {
-        normal.run();
+        db.pragma('synchronous = NORMAL');
         isFull = false;
       },
       setFull() {
-        full.run();
+        db.pragma('synchronous = FULL');
         isFull = true;
       },
     };

@@ -2,6 +2,7 @@ import { closeSync, fdatasync, openSync } from 'node:fs';
 import {
   batchHoldsDurableWrites,
   batchIsOpen,
+  commitWithFsync,
   type SqliteDatabase,
   type WriteOptions,
   writeInBatch,
@@ -60,7 +61,8 @@ export function durableWrite<T>(
     if (db.inTransaction && !batchIsOpen(db)) return Promise.resolve(write());
     const wal = walOf(db);
     if (wal === undefined) {
-      const value = db.transaction(write).immediate();
+      // No WAL of ours to fsync (`:memory:`, or a connection not in WAL mode): SQLite's own commit, at FULL.
+      const value = commitWithFsync(db, write);
       committed?.(value);
       return Promise.resolve(value);
     }
