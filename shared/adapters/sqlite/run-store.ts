@@ -293,7 +293,7 @@ export class SqliteRunStore implements RunStore {
   /**
    * One transaction, so one durable commit (group-commit.ts): the queued run is
    * turned into its claim in process and written with one UPDATE … WHERE
-   * state = 'queued' RETURNING; any other run is answered as stored. The
+   * state = 'queued', and answered as written; any other run is answered as stored. The
    * run is read once, in the write: whether the answer waits for an fsync is
    * decided from what the write found.
    */
