@@ -24,7 +24,7 @@
  *   would answer 401 before building the route's work); an SQS batch of one
  *   run message; an ECS task state change for EcsTaskStateChange; a
  *   scheduled event for the other EventBridge functions. The handlers build their composition on
- *   this first call. Every SDK call goes to a refused local port and fails
+ *   this first call. Every SDK call goes to a refused local port (https, as AWS's are) and fails
  *   at once (one attempt), and the status each function answered is printed.
  * - the floor, per function: a bundle that imports and constructs that
  *   function's SDK clients on its first call and, when the function's first

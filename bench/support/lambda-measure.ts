@@ -53,7 +53,11 @@ const CHILD_ENV = {
   AWS_REGION: 'eu-west-1',
   AWS_ACCESS_KEY_ID: 'bench',
   AWS_SECRET_ACCESS_KEY: 'bench',
-  AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+  // https, as every AWS endpoint a Lambda function calls: the SDK then imports node:https only. An http endpoint
+  // made both sides import node:http too, whose ES module facade in Node 22 loads undici (its lazy WebSocket
+  // exports): some 30 ms that Lambda never pays, added to the floor and the function alike. The connection is
+  // refused before any TLS.
+  AWS_ENDPOINT_URL: 'https://127.0.0.1:9',
   AWS_MAX_ATTEMPTS: '1',
   RUNS_TABLE: 'bench-runs',
   DISPATCH_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111111111111/dispatch',
