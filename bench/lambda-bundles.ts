@@ -1,12 +1,14 @@
 /**
- * Cold start of every Lambda bundle, bundled with esbuild exactly as the CDK
- * stack does (infra/bundling.ts), each against its floor: a bundle, built the
+ * Cold start of every Lambda bundle, bundled exactly as the CDK stack does
+ * (infra/lambda-bundle.ts: esbuild, then the first call's files grouped
+ * into one chunk), each against its floor: a bundle, built the
  * same way in the same run, that imports and constructs only the AWS SDK
  * clients that handler uses (Healthz and the other routes that use none: an
  * empty handler). Prints a table and one figure per function
  * (bench/support/figures.ts `reportFigure`); asserts nothing.
  *
- *   npx tsx bench/lambda-bundles.ts          # 11 rounds: 11 fresh processes per function and 11 for its floor
+ *   npx tsx bench/lambda-bundles.ts          # 21 rounds: 21 fresh processes per function and 21 for its floor
+ *                                            # (at 11 a ratio moved by about 0.1 from run to run; at 21–31, 0.05)
  *   BENCH_RUNS=31 npx tsx bench/lambda-bundles.ts
  *   BENCH_ONLY=GetRunLogs,GetDiscovery npx tsx bench/lambda-bundles.ts   # only the functions named
  *
@@ -42,16 +44,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { build } from 'esbuild';
-import { esbuildOptionsFor } from '../infra/bundling.ts';
 import { API_HANDLERS, constructIdOf, type HandlerSpec, WORKER_HANDLERS } from '../infra/handlers.ts';
+import { buildLambdaBundle } from '../infra/lambda-bundle.ts';
 import { apiEvent, ECS_TASK_EVENT } from './support/lambda-events.ts';
 import { floorSource, USES } from './support/lambda-floors.ts';
 import { type Bundle, type Kind, measurePairs, sample } from './support/lambda-measure.ts';
 import { type Pair, printFigures } from './support/lambda-table.ts';
 
 const REPO = resolve(import.meta.dirname, '..');
-const RUNS = Number(process.env.BENCH_RUNS ?? 11);
+const RUNS = Number(process.env.BENCH_RUNS ?? 21);
 const ONLY = process.env.BENCH_ONLY?.split(',').map((name) => name.trim());
 const out = mkdtempSync(join(tmpdir(), 'rw-lambda-bundles-'));
 
@@ -64,8 +65,7 @@ async function bundle(
 ): Promise<Bundle> {
   const file = join(out, name, 'index.mjs');
   // nodePaths: the floor entries are written outside the repository, and import the SDK from its node_modules.
-  await build({
-    ...esbuildOptionsFor(entry, file, spec),
+  await buildLambdaBundle(entry, file, spec, {
     absWorkingDir: REPO,
     nodePaths: [join(REPO, 'node_modules')],
   });

@@ -29,7 +29,7 @@ const entryKib = (b: Bundle): number => statSync(b.file).size / 1024;
 export function printFigures(measured: readonly PairSamples<Pair>[], runs: number): void {
   const total = (s: Sample): number => s.load + s.call;
   console.log(
-    `Lambda bundles (esbuild as in infra/bundling.ts), ${runs} rounds of fresh node processes, each function beside its floor`,
+    `Lambda bundles (as infra/lambda-bundle.ts builds them), ${runs} rounds of fresh node processes, each function beside its floor`,
   );
   console.log(`node ${process.version} on ${process.platform}/${process.arch}\n`);
   const header = [

@@ -3,6 +3,7 @@ import { build, type Metafile } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { esbuildOptionsFor } from '../../infra/bundling.ts';
 import { API_HANDLERS, constructIdOf, type HandlerSpec, WORKER_HANDLERS } from '../../infra/handlers.ts';
+import { firstCallOutputs } from '../../infra/lambda-bundle.ts';
 import { REPO } from './synth.ts';
 
 /*
@@ -47,7 +48,10 @@ async function contentsOf(spec: HandlerSpec): Promise<Contents> {
     metafile: true,
   });
   const meta: Metafile = result.metafile;
-  const firstCall = firstCallOutputs(meta);
+  const entry = Object.keys(meta.outputs).find((o) => o.endsWith('/null.mjs'));
+  if (entry === undefined) throw new Error('no entry file in the metafile');
+  const { atLoad, onFirstCall } = firstCallOutputs(meta, entry);
+  const firstCall = [...atLoad, ...onFirstCall];
   // Only files that put code in the bundle: a re-export-only module esbuild read (zod's locales/index.js) adds none.
   const inputs = Object.values(meta.outputs).flatMap((o) =>
     Object.entries(o.inputs).flatMap(([path, input]) => (input.bytesInOutput > 0 ? [path] : [])),
@@ -70,36 +74,6 @@ async function contentsOf(spec: HandlerSpec): Promise<Contents> {
           (meta.inputs[p]?.imports ?? []).some((i) => packageOf(i.path) === pkg),
       ),
   };
-}
-
-/** The output files loaded by the end of the first call (Contents.firstCall). */
-function firstCallOutputs(meta: Metafile): string[] {
-  const entry = Object.keys(meta.outputs).find((o) => o.endsWith('/null.mjs'));
-  if (entry === undefined) throw new Error('no entry file in the metafile');
-  const loaded = new Set<string>();
-  const load = (output: string): void => {
-    if (loaded.has(output)) return;
-    loaded.add(output);
-    for (const i of meta.outputs[output]?.imports ?? []) {
-      if (i.kind === 'import-statement') load(i.path);
-    }
-  };
-  load(entry);
-  const compositions = [...loaded].flatMap((o) =>
-    (meta.outputs[o]?.imports ?? []).filter(
-      (i) =>
-        i.kind === 'dynamic-import' &&
-        (meta.outputs[i.path]?.entryPoint ?? '').startsWith('shared/composition/'),
-    ),
-  );
-  // None: the entry imports its composition statically (the bare routes, whose deps load no SDK).
-  if (compositions.length > 1) {
-    throw new Error(
-      `expected at most one composition chunk, found ${compositions.map((c) => c.path).join(', ')}`,
-    );
-  }
-  for (const c of compositions) load(c.path);
-  return [...loaded];
 }
 
 const contents = new Map<string, Contents>();

@@ -1,15 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
-import { esbuildOptionsFor } from '../../infra/bundling.ts';
+import { buildLambdaBundle } from '../../infra/lambda-bundle.ts';
 
 /*
  * CommonJS modules bundled into a Lambda's ES module that read Node's module
  * globals at load: google-gax (under the Cloud Run launcher and GCE discovery)
- * reads `__dirname`, the AWS and Azure SDKs `require` built-ins. Built with the
- * stack's esbuild options and run as Lambda runs it: plain node, no loader.
+ * reads `__dirname`, the AWS and Azure SDKs `require` built-ins. Built as the
+ * stack builds its assets (infra/lambda-bundle.ts: esbuild, then rolldown's
+ * regrouping) and run as Lambda runs it: plain node, no loader.
  */
 const REPO = resolve(import.meta.dirname, '../..');
 mkdirSync(join(REPO, 'dist'), { recursive: true });
@@ -34,10 +34,7 @@ describe('Lambda ESM bundles and CommonJS module globals', () => {
       ].join('\n'),
     );
     const out = join(scratch, 'google', 'index.mjs');
-    await build({
-      ...esbuildOptionsFor(entry, out, { controlsTasks: true, discoversVms: true }),
-      absWorkingDir: REPO,
-    });
+    await buildLambdaBundle(entry, out, { controlsTasks: true, discoversVms: true }, { absWorkingDir: REPO });
 
     const printed = execFileSync(process.execPath, [out], { encoding: 'utf8', timeout: 60_000 });
 
@@ -58,7 +55,7 @@ describe('Lambda ESM bundles and CommonJS module globals', () => {
       ].join('\n'),
     );
     const out = join(scratch, 'own', 'index.mjs');
-    await build({ ...esbuildOptionsFor(entry, out, { controlsTasks: true }), absWorkingDir: REPO });
+    await buildLambdaBundle(entry, out, { controlsTasks: true }, { absWorkingDir: REPO });
 
     const printed = execFileSync(process.execPath, [out], { encoding: 'utf8', timeout: 60_000 });
 

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
-import { build } from 'esbuild';
-import { esbuildOptionsFor } from '../../../infra/bundling.ts';
 import { API_HANDLERS, constructIdOf, type HandlerSpec, WORKER_HANDLERS } from '../../../infra/handlers.ts';
+import { buildLambdaBundle } from '../../../infra/lambda-bundle.ts';
 import { REPO } from '../harness.ts';
 
 /** Every handler the stack deploys, by the construct id that names its function. */
@@ -13,9 +12,9 @@ const SPECS: ReadonlyMap<string, HandlerSpec> = new Map(
 );
 
 /**
- * Each function's bundle, built as NodejsFunction builds it for `cdk synth`:
- * the same esbuild options object (infra/bundling.ts is the one definition the
- * stack and this read), the same entry and compile-time defines. `cdk synth`
+ * Each function's bundle, built as the stack builds it for `cdk synth`: the
+ * same function (infra/lambda-bundle.ts, which the stack's local bundling
+ * calls), the same entry and compile-time defines. `cdk synth`
  * itself bundles all 22 handlers one after another (85 s on this machine);
  * building only the functions the path runs, in parallel, keeps the file's
  * runtime modest. test/infra/cdk-synth.test.ts checks that the CLI's bundles
@@ -28,7 +27,7 @@ export async function buildBundles(ids: readonly string[], outDir: string): Prom
       const spec = SPECS.get(id);
       if (spec === undefined) throw new Error(`no handler spec for function ${id} (infra/handlers.ts)`);
       const outfile = join(outDir, id, 'index.mjs');
-      await build({ ...esbuildOptionsFor(spec.entry, outfile, spec), absWorkingDir: REPO });
+      await buildLambdaBundle(join(REPO, spec.entry), outfile, spec, { absWorkingDir: REPO });
       bundles[id] = outfile;
     }),
   );
