@@ -47,8 +47,11 @@ if (event !== undefined && typeof mod.handler === 'function') {
 process.stdout.write(JSON.stringify({ load: t1 - t0, call: t2 - t1, handler: typeof mod.handler === 'function', status, connects }));
 `;
 
-/** What the composition root validates, with values that make every SDK call fail fast and locally. */
-const CHILD_ENV = {
+/**
+ * What the composition root validates, with values that make every SDK call fail fast and locally
+ * (also the environment test/infra/lambda-bundle.test.ts runs the built assets in).
+ */
+export const CHILD_ENV = {
   PATH: process.env.PATH ?? '',
   AWS_REGION: 'eu-west-1',
   AWS_ACCESS_KEY_ID: 'bench',

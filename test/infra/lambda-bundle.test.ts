@@ -3,6 +3,8 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiEvent, SCHEDULED_EVENT } from '../../bench/support/lambda-events.ts';
+import { CHILD_ENV } from '../../bench/support/lambda-measure.ts';
 import { API_HANDLERS, constructIdOf, type HandlerSpec, WORKER_HANDLERS } from '../../infra/handlers.ts';
 import { buildLambdaBundle, type LambdaBundle } from '../../infra/lambda-bundle.ts';
 import { REPO } from './synth.ts';
@@ -23,39 +25,6 @@ const SPECS = new Map<string, HandlerSpec>(
 mkdirSync(join(REPO, 'dist'), { recursive: true });
 const scratch = mkdtempSync(join(REPO, 'dist', 'lambda-bundle-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-/** What Lambda hands a function: its settings, with every SDK call sent to a refused local port. */
-const LAMBDA_ENV = {
-  PATH: process.env.PATH ?? '',
-  AWS_REGION: 'eu-west-1',
-  AWS_ACCESS_KEY_ID: 'test',
-  AWS_SECRET_ACCESS_KEY: 'test',
-  AWS_ENDPOINT_URL: 'https://127.0.0.1:9',
-  AWS_MAX_ATTEMPTS: '1',
-  RUNS_TABLE: 'runs',
-  DISPATCH_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111111111111/dispatch',
-  RELAY_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111111111111/relay',
-  ASSET_BUCKET: 'assets-bucket',
-  LOG_GROUP: 'runs',
-  LOG_LEVEL: 'SILENT',
-};
-
-/** An API Gateway (payload 2.0) request as the JWT authorizer passes it. */
-const request = (method: string, path: string, body?: unknown) => ({
-  version: '2.0',
-  routeKey: `${method} ${path}`,
-  rawPath: path,
-  rawQueryString: '',
-  headers: body === undefined ? {} : { 'content-type': 'application/json' },
-  pathParameters: { id: 'web-1' },
-  requestContext: {
-    http: { method, path, sourceIp: '127.0.0.1' },
-    requestId: 'req-1',
-    authorizer: { jwt: { claims: { sub: 'tester' }, scopes: [] } },
-  },
-  ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  isBase64Encoded: false,
-});
 
 /**
  * Runs in the child: records every file Node loads (a module hook), imports
@@ -82,18 +51,13 @@ await new Promise((r) => setTimeout(r, 50));
 process.stdout.write(JSON.stringify({ loaded, answer }));
 `;
 
+/** Each function's first event, as the cold-start bench sends it: a valid request, a scheduled event. */
 const FUNCTIONS: Record<string, unknown> = {
-  Healthz: request('GET', '/healthz'),
-  PutTarget: request('PUT', '/targets/web-1', {
-    kind: 'vm',
-    cloud: 'aws',
-    name: 'web',
-    address: '10.0.0.1',
-    connection: 'ssh',
-  }),
-  GetRunLogs: request('GET', '/runs/web-1/logs'),
-  SubmitRun: request('POST', '/runs', { kind: 'vm', targetId: 'web-1', asset: 'hello/site.yml' }),
-  PollBackends: { version: '0', source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {} },
+  Healthz: apiEvent('GET /healthz'),
+  PutTarget: apiEvent('PUT /targets/{id}'),
+  GetRunLogs: apiEvent('GET /runs/{id}/logs'),
+  SubmitRun: apiEvent('POST /runs'),
+  PollBackends: SCHEDULED_EVENT,
 };
 
 const built = new Map<string, { dir: string; bundle: LambdaBundle }>();
@@ -128,7 +92,7 @@ function coldStart(name: string): { loaded: string[]; answer: string } {
       pathToFileURL(join(dir, 'index.mjs')).href,
       JSON.stringify(FUNCTIONS[name]),
     ],
-    { env: LAMBDA_ENV, encoding: 'utf8', timeout: 60_000 },
+    { env: CHILD_ENV, encoding: 'utf8', timeout: 60_000 },
   );
   const { loaded, answer } = JSON.parse(printed) as { loaded: string[]; answer: string };
   return { loaded: loaded.map((url) => relative(dir, fileURLToPath(url))).sort(), answer: String(answer) };
