@@ -1,7 +1,7 @@
 /**
  * Cold start of every Lambda bundle, bundled exactly as the CDK stack does
- * (infra/lambda-bundle.ts: esbuild, then the first call's files grouped
- * into one chunk), each against its floor: a bundle, built the
+ * (infra/lambda-bundle.ts: esbuild, then what a cold start loads grouped
+ * into two chunks), each against its floor: a bundle, built the
  * same way in the same run, that imports and constructs only the AWS SDK
  * clients that handler uses (Healthz and the other routes that use none: an
  * empty handler). Prints a table and one figure per function

@@ -5,7 +5,7 @@ import { buildLambdaBundleSync } from '../lambda-bundle.ts';
 /**
  * The asset bundling of one handler: infra/lambda-bundle.ts writes
  * `index.mjs` and its chunks into the asset directory (esbuild, split, then
- * the first call's files grouped into one chunk). NodejsFunction is not used
+ * what a cold start loads grouped into two chunks). NodejsFunction is not used
  * because it cannot split: it hands esbuild one `--outfile`.
  *
  * The entry and defines are fields of `local`, so CDK's asset cache (keyed on
