@@ -37,6 +37,12 @@ const MODULE_PATH_DEFINES = { __dirname: '__rwDirname', __filename: '__rwFilenam
 /** ESM packages first: esbuild tree-shakes them, where a `main` (CJS) build would come in whole. */
 export const MAIN_FIELDS = ['module', 'main'];
 
+/** What decides a handler's bundle beyond its entry: which SDK loaders it keeps (`bundleDefines`). */
+export interface BundleSpec {
+  readonly controlsTasks?: boolean;
+  readonly discoversVms?: boolean;
+}
+
 /**
  * Compile-time constants of a handler's bundle. Functions that never touch a
  * runner task get `process.env.RW_CLOUD_SDKS = "none"`: the composition root
@@ -44,10 +50,7 @@ export const MAIN_FIELDS = ['module', 'main'];
  * loader of the ACI, Cloud Run and Kubernetes SDKs, so esbuild drops that code
  * from their bundle.
  */
-export const bundleDefines = (spec: {
-  readonly controlsTasks?: boolean;
-  readonly discoversVms?: boolean;
-}): Record<string, string> => ({
+export const bundleDefines = (spec: BundleSpec): Record<string, string> => ({
   ...MODULE_PATH_DEFINES,
   ...(spec.controlsTasks === true ? {} : { 'process.env.RW_CLOUD_SDKS': JSON.stringify('none') }),
   // The same for the VM-listing SDKs (shared/composition/discovery.ts, `discoverySdks`).
@@ -72,11 +75,7 @@ export const CHUNK_NAMES = 'chunks/[name]-[hash]';
  * chunks too. NodejsFunction cannot split (it passes esbuild `--outfile`),
  * which is why the stack bundles with esbuild itself.
  */
-export const esbuildOptionsFor = (
-  entry: string,
-  outfile: string,
-  spec: { readonly controlsTasks?: boolean; readonly discoversVms?: boolean } = {},
-): BuildOptions => ({
+export const esbuildOptionsFor = (entry: string, outfile: string, spec: BundleSpec = {}): BuildOptions => ({
   entryPoints: [entry],
   outdir: dirname(outfile),
   entryNames: basename(outfile).replace(/\.m?js$/, ''),

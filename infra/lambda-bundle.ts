@@ -5,17 +5,9 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { build, type Metafile } from 'esbuild';
 import { rolldown } from 'rolldown';
-import { CHUNK_NAMES, esbuildOptionsFor } from './bundling.ts';
-
-/** What decides a function's bundle beyond its entry: the compile-time defines of infra/bundling.ts. */
-export interface BundleSpec {
-  readonly controlsTasks?: boolean;
-  readonly discoversVms?: boolean;
-}
+import { type BundleSpec, CHUNK_NAMES, esbuildOptionsFor } from './bundling.ts';
 
 export interface LambdaBundle {
-  /** esbuild's metafile of the first pass: which sources and packages the bundle holds. */
-  readonly metafile: Metafile;
   /** The files written beside `outfile` (relative to its directory): the entry and its chunks. */
   readonly files: readonly string[];
   /** Of those, the ones Node loads up to the end of the first call (`firstCallOutputs`): the entry and at most two chunks. */
@@ -93,8 +85,8 @@ export function firstCallOutputs(meta: Metafile, entry: string): FirstCallOutput
  *
  * The second pass minifies whitespace and local names only (no compression
  * over what esbuild already compressed) and keeps every module's side
- * effects: it moves code between files and drops only helpers nothing
- * uses. Each esbuild file's banner (`require`, `__rwDirname`) stays that
+ * effects: it moves code between files and drops only declarations nothing
+ * reads (a banner's unused `require` binding, rolldown's unused helpers). Each esbuild file's banner (`require`, `__rwDirname`) stays that
  * code's own binding, and every chunk still lives in `chunks/`, so a module
  * that reads its directory at load reads the same one.
  */
@@ -154,7 +146,6 @@ export async function buildLambdaBundle(
         ...c.imports.filter((i) => !isBuiltin(i)),
       ];
       return {
-        metafile,
         files: output.map((o) => o.fileName),
         firstCallFiles: [...new Set([...loadedBy(entryChunk), ...composition.flatMap(loadedBy)])],
       };

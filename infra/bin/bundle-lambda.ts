@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { type BundleSpec, buildLambdaBundle } from '../lambda-bundle.ts';
+import type { BundleSpec } from '../bundling.ts';
+import { buildLambdaBundle } from '../lambda-bundle.ts';
 
 /**
  * `node --import tsx infra/bin/bundle-lambda.ts <entry> <outfile> '<spec json>'`:

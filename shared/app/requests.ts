@@ -21,12 +21,9 @@ const MAX_EXTRA_VARS_BYTES = 64 * 1024;
  * Fields every run request shares: `POST /runs` adds `targetId`, `POST /batches` adds `targetIds`.
  *
  * Built on first use, like the three request schemas below (`z.lazy`): zod
- * builds a schema with real work, and a module that builds them when it
- * loads makes every function that imports it pay for all three, where each
- * route parses one. Loading this module cost about 6 ms here (a fresh
- * process, median of 15); UploadAsset's cold start, which builds neither run
- * body now, went to 0.95 of what it was (31 pairs), while the submits, which
- * build one of the two anyway, did not move measurably.
+ * builds a schema with real work, and each route parses one body, so each
+ * builds only its own (UploadAsset's cold start went to 0.95 of what it was
+ * when it stopped building the two run bodies; 31 pairs).
  */
 const runRequestFields = once(() => ({
   kind: z.enum(RUN_KINDS),
