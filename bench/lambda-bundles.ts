@@ -14,7 +14,9 @@
  *
  * Bundles are code-split as deployed: `index.mjs` with its chunks beside it
  * under `chunks/`, the function's asset directory. Per bundle, in a fresh
- * `node` process each time (so nothing is cached):
+ * `node` process each time (so nothing is cached), with the environment the
+ * stack deploys the function with (cdk.json's `dev`, runner settings
+ * included: bench/support/deployed-environment.ts):
  * - load: `await import('<dir>/index.mjs')`, as Lambda loads the handler — the
  *   entry and its static imports, what a cold start pays before the handler
  *   runs; chunks behind an `import()` load when the code reaches them;

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
+import { deployedEnvironment } from './deployed-environment.ts';
 import { SCHEDULED_EVENT, SQS_EVENT } from './lambda-events.ts';
 
 /*
@@ -48,10 +49,14 @@ process.stdout.write(JSON.stringify({ load: t1 - t0, call: t2 - t1, handler: typ
 `;
 
 /**
- * What the composition root validates, with values that make every SDK call fail fast and locally
- * (also the environment test/infra/lambda-bundle.test.ts runs the built assets in).
+ * The environment the stack deploys a function with (cdk.json's `dev`:
+ * bench/support/deployed-environment.ts), with credentials and an endpoint
+ * that make every SDK call fail fast and locally, and logging off (the child
+ * answers on stdout). Also the environment test/infra/lambda-bundle.test.ts
+ * runs the built assets in.
  */
 export const CHILD_ENV = {
+  ...deployedEnvironment(),
   PATH: process.env.PATH ?? '',
   AWS_REGION: 'eu-west-1',
   AWS_ACCESS_KEY_ID: 'bench',
@@ -62,11 +67,6 @@ export const CHILD_ENV = {
   // refused before any TLS.
   AWS_ENDPOINT_URL: 'https://127.0.0.1:9',
   AWS_MAX_ATTEMPTS: '1',
-  RUNS_TABLE: 'bench-runs',
-  DISPATCH_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111111111111/dispatch',
-  RELAY_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111111111111/relay',
-  ASSET_BUCKET: 'bench-assets',
-  LOG_GROUP: 'bench-runs',
   LOG_LEVEL: 'SILENT',
 };
 
