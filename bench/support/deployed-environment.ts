@@ -5,6 +5,7 @@ import {
   RUNNER_CONTAINER_NAME,
   RUNNER_IMAGE_SETTINGS,
   RUNNER_LOG_STREAM_PREFIX,
+  taskFamilyOf,
 } from '../../infra/constructs/runners.ts';
 import { functionEnvironment } from '../../infra/function-environment.ts';
 
@@ -22,9 +23,14 @@ export function deployedEnvironment(): Record<string, string> {
     context: { environments: unknown };
   };
   const config = loadEnvironmentConfig('dev', cdk.context.environments);
-  const prefix = 'remote-worker-dev';
+  const prefix = `remote-worker-${config.name}`; // as the stack names its resources
   const account = config.account;
-  return functionEnvironment({
+  // Image → family, the first setting naming an image keeping it (the stack's familiesByImage).
+  const taskDefinitions: Record<string, string> = {};
+  for (const setting of RUNNER_IMAGE_SETTINGS) {
+    taskDefinitions[String(config.parsedSettings[setting])] ??= taskFamilyOf(prefix, setting);
+  }
+  const variables = functionEnvironment({
     config,
     tableName: 'bench-runs',
     dispatchQueueUrl: `https://sqs.${config.region}.amazonaws.com/${account}/${prefix}-dispatch`,
@@ -33,14 +39,11 @@ export function deployedEnvironment(): Record<string, string> {
     runLogGroup: 'bench-runs',
     cluster: prefix,
     executionRoleArn: `arn:aws:iam::${account}:role/${prefix}-runner-execution`,
-    taskDefinitions: Object.fromEntries(
-      RUNNER_IMAGE_SETTINGS.map((setting) => [
-        String(config.parsedSettings[setting]),
-        `${prefix}-${setting.replace(/_image$/, '').replaceAll('_', '-')}`,
-      ]),
-    ),
+    taskDefinitions,
     containerName: RUNNER_CONTAINER_NAME,
     logStreamPrefix: RUNNER_LOG_STREAM_PREFIX,
     perRunFamilyPrefix: `${prefix}-run-`,
   });
+  // The region Lambda sets, which the SDK clients read.
+  return { ...variables, AWS_REGION: config.region };
 }

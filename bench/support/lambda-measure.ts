@@ -58,7 +58,6 @@ process.stdout.write(JSON.stringify({ load: t1 - t0, call: t2 - t1, handler: typ
 export const CHILD_ENV = {
   ...deployedEnvironment(),
   PATH: process.env.PATH ?? '',
-  AWS_REGION: 'eu-west-1',
   AWS_ACCESS_KEY_ID: 'bench',
   AWS_SECRET_ACCESS_KEY: 'bench',
   // https, as every AWS endpoint a Lambda function calls: the SDK then imports node:https only. An http endpoint

@@ -24,6 +24,10 @@ export const RUNNER_IMAGE_SETTINGS = [
 ] as const;
 export type RunnerImageSetting = (typeof RUNNER_IMAGE_SETTINGS)[number];
 
+/** The task definition family of one runner image setting: `remote-worker-dev-ansible-local`. */
+export const taskFamilyOf = (namePrefix: string, setting: RunnerImageSetting): string =>
+  `${namePrefix}-${setting.replace(/_image$/, '').replaceAll('_', '-')}`;
+
 /** The container every runner task definition runs the image in; the ECS launcher overrides it by this name. */
 export const RUNNER_CONTAINER_NAME = 'runner';
 /** awslogs writes `<prefix>/<container>/<task id>`; the CloudWatch log reader builds the same name. */
@@ -160,7 +164,7 @@ export class Runners extends Construct {
     const definitions: Partial<Record<RunnerImageSetting, FargateTaskDefinition>> = {};
     for (const setting of RUNNER_IMAGE_SETTINGS) {
       const image = props.images[setting];
-      const family = `${props.namePrefix}-${setting.replace(/_image$/, '').replaceAll('_', '-')}`;
+      const family = taskFamilyOf(props.namePrefix, setting);
       const def = new FargateTaskDefinition(this, `${pascal(setting)}Task`, {
         family,
         cpu: props.cpu,
