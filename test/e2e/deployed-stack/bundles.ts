@@ -15,7 +15,7 @@ const SPECS: ReadonlyMap<string, HandlerSpec> = new Map(
  * Each function's bundle, built as the stack builds it for `cdk synth`: the
  * same function (infra/lambda-bundle.ts, which the stack's local bundling
  * calls), the same entry and compile-time defines. `cdk synth`
- * itself bundles all 22 handlers one after another (85 s on this machine);
+ * itself bundles all 25 handlers one after another (72–86 s on this machine);
  * building only the functions the path runs, in parallel, keeps the file's
  * runtime modest. test/infra/cdk-synth.test.ts checks that the CLI's bundles
  * are these (ESM, banner, SDK inside).
