@@ -1,3 +1,6 @@
+import { Token } from 'aws-cdk-lib';
+import { sealableSettings } from '../shared/config/load-settings.ts';
+import { sealedSettingsEnvironment } from '../shared/config/sealed-settings.ts';
 import type { EnvironmentConfig } from './config.ts';
 
 /** Namespace of the metrics the stack derives from logs (and of Powertools metrics, when handlers emit them). */
@@ -35,17 +38,25 @@ function settingValue(value: unknown): string {
  * The environment every handler gets: exactly the variables the AWS
  * composition root validates at cold start (`readAwsEnvironment` in
  * shared/composition/aws-environment.ts), plus each runner setting the operator wrote in
- * cdk.json and the ECS settings the stack owns, upper-cased as loadSettings
- * reads them. Setting defaults are not copied: they stay in
- * shared/config/settings.ts.
+ * cdk.json and the ECS settings the stack owns. The settings known at synth
+ * are checked here and sealed (shared/config/sealed-settings.ts:
+ * REMOTE_WORKER_SETTINGS and its digest), so a cold start does not check them
+ * again; the ones the stack learns only at deploy (the cluster's name, the
+ * execution role's ARN: CloudFormation references) and any a schema would not
+ * take back the same are one variable each, upper-cased as loadSettings reads
+ * them, and checked at cold start. Setting defaults are not copied: they stay
+ * in shared/config/settings.ts.
  */
 export function functionEnvironment(inputs: FunctionEnvironmentInputs): Record<string, string> {
   const settings: Record<string, unknown> = {
     ...inputs.config.rawSettings,
-    ansible_ecs_cluster: inputs.cluster,
     // One id or several, comma-separated: ecsNetworkFromSettings splits them.
     ansible_ecs_subnet_id: inputs.config.network.runnerSubnetIds,
     ansible_ecs_security_group_ids: inputs.config.network.runnerSecurityGroupIds,
+  };
+  // Known only at deploy (references to the stack's own cluster and role): never sealed.
+  const atDeploy: Record<string, unknown> = {
+    ansible_ecs_cluster: inputs.cluster,
     ansible_ecs_execution_role_arn: inputs.executionRoleArn,
   };
   const env: Record<string, string> = {
@@ -61,8 +72,15 @@ export function functionEnvironment(inputs: FunctionEnvironmentInputs): Record<s
     RUN_SECRETS_PREFIX: runSecretsPrefix(inputs.config.secretsPrefix),
     LOG_LEVEL: 'INFO',
   };
+  const known: Record<string, string> = {};
   for (const [key, value] of Object.entries(settings)) {
-    if (value !== undefined) env[key.toUpperCase()] = settingValue(value);
+    if (value === undefined) continue;
+    if (Token.isUnresolved(value)) atDeploy[key] = value;
+    else known[key] = settingValue(value);
   }
+  for (const [key, value] of Object.entries(atDeploy)) env[key.toUpperCase()] = settingValue(value);
+  const { sealed, rest } = sealableSettings(known);
+  if (Object.keys(sealed).length > 0) Object.assign(env, sealedSettingsEnvironment(sealed));
+  for (const [key, text] of Object.entries(rest)) env[key.toUpperCase()] = text;
   return env;
 }

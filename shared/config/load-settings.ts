@@ -12,10 +12,12 @@
  * each can be overridden by an environment variable of the same name upper-cased.
  */
 import { readFileSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
 import { type FieldError, SettingsInvalidError } from '../domain/errors.ts';
 import type { Runner } from '../domain/run.ts';
 import type * as z from '../lib/zod.ts';
 
+import { readSealedSettings, SEALED_SETTINGS_ENV } from './sealed-settings.ts';
 import { reportingTo, type SettingDef } from './settings/fields.ts';
 import {
   checkSettings,
@@ -256,6 +258,18 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
     }
   }
 
+  // Settings checked when the deployment was built: taken as they are while their digest matches.
+  const checked = new Set<string>();
+  const sealed = readSealedSettings(env);
+  if (sealed !== undefined && 'problem' in sealed) {
+    throw new SettingsInvalidError([{ path: SEALED_SETTINGS_ENV, message: sealed.problem }]);
+  }
+  for (const [key, value] of Object.entries(sealed?.values ?? {})) {
+    raw[key] = value;
+    sources.set(key, { kind: 'env', name: SEALED_SETTINGS_ENV });
+    if (sealed?.checked === true) checked.add(key);
+  }
+
   for (const key of SETTING_KEYS) {
     const name = key.toUpperCase();
     const value = env[name];
@@ -263,9 +277,10 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
     if (value === undefined || value === '') continue;
     raw[key] = coerceEnv(key, value);
     sources.set(key, { kind: 'env', name });
+    checked.delete(key);
   }
 
-  const given = parseGiven(raw);
+  const given = parseGiven(raw, checked);
   // Checked whether or not the rest parses, so one error lists every problem.
   const fileProblems = checkFiles(raw, readFile, sources, options.parseYaml);
   if (given !== undefined && fileProblems.length === 0) return given;
@@ -302,14 +317,23 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
  * The settings `raw` gives, parsed key by key: only the keys given build
  * their schemas, and an unset key takes its recorded default or stays unset
  * (test/unit/config/settings/lazy.test.ts holds every key to what the whole
- * schema makes of it). The same value as the whole schema's; on any problem,
+ * schema makes of it). The keys in `checked` are sealed settings a build
+ * already put through their schemas (sealed-settings.ts): taken as they are.
+ * The same value as the whole schema's; on any problem,
  * undefined, and the whole schema then reports it as it always has (every
  * issue, in its order, with the rules it skips after a type error).
  */
-function parseGiven(raw: Readonly<Record<string, unknown>>): Settings | undefined {
+function parseGiven(
+  raw: Readonly<Record<string, unknown>>,
+  checked: ReadonlySet<string>,
+): Settings | undefined {
   for (const key of Object.keys(raw)) if (!Object.hasOwn(SETTING_SHAPE, key)) return undefined;
   const settings: Record<string, unknown> = {};
   for (const key of SETTING_KEYS) {
+    if (checked.has(key)) {
+      settings[key] = raw[key];
+      continue;
+    }
     if (Object.hasOwn(raw, key)) {
       const parsed = keySchema(key).safeParse(raw[key], ONCE);
       if (!parsed.success) return undefined;
@@ -327,6 +351,54 @@ function parseGiven(raw: Readonly<Record<string, unknown>>): Settings | undefine
     }),
   );
   return broken ? undefined : (settings as Settings);
+}
+
+/**
+ * For a build (the stack's synth): settings as their environment variables
+ * would give them (text, by key), each read and put through its schema as
+ * loadSettings reads a variable, split into the values to seal
+ * (sealed-settings.ts: a process takes them as they are) and the rest, text
+ * as it came, to be given as variables and checked where they are read: a
+ * value its schema puts out as nothing, or as something its schema would not
+ * take back the same through JSON. Throws SettingsInvalidError naming each
+ * value its schema refuses; the rules across settings run where settings are
+ * loaded, on all of them.
+ *
+ * @example
+ * const { sealed, rest } = sealableSettings({ ansible_runner_aws: 'ecs', default_timeout_seconds: '3600' });
+ * // sealed: { ansible_runner_aws: 'ecs', default_timeout_seconds: 3600 }, rest: {}
+ */
+export function sealableSettings(variables: Readonly<Record<string, string>>): {
+  sealed: Record<string, unknown>;
+  rest: Record<string, string>;
+} {
+  const sealed: Record<string, unknown> = {};
+  const rest: Record<string, string> = {};
+  const problems: FieldError[] = [];
+  for (const [key, text] of Object.entries(variables)) {
+    if (!Object.hasOwn(SETTING_SHAPE, key)) {
+      const hint = closestKey(key);
+      problems.push({
+        path: key,
+        message: `unknown setting${hint === undefined ? '' : `; did you mean ${hint}?`}`,
+      });
+      continue;
+    }
+    const schema = keySchema(key as SettingKey);
+    const parsed = schema.safeParse(coerceEnv(key, text), ONCE);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) {
+        problems.push({ path: [key, ...issue.path].join('.'), message: issue.message });
+      }
+      continue;
+    }
+    const out = parsed.data;
+    const back = out === undefined ? undefined : schema.safeParse(JSON.parse(JSON.stringify(out)), ONCE);
+    if (back?.success === true && isDeepStrictEqual(back.data, out)) sealed[key] = out;
+    else rest[key] = text;
+  }
+  if (problems.length > 0) throw new SettingsInvalidError(problems);
+  return { sealed, rest };
 }
 
 /**

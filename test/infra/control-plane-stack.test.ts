@@ -8,6 +8,11 @@ import { PROJECT_ROOT } from '../../infra/app.ts';
 import { loadEnvironmentConfig } from '../../infra/config.ts';
 import { ControlPlaneStack } from '../../infra/stacks/control-plane-stack.ts';
 import { AWS_ENVIRONMENT_KEYS, buildAwsDeps, readAwsEnvironment } from '../../shared/composition/aws.ts';
+import {
+  readSealedSettings,
+  SEALED_SETTINGS_DIGEST_ENV,
+  SEALED_SETTINGS_ENV,
+} from '../../shared/config/sealed-settings.ts';
 import { SETTING_KEYS } from '../../shared/config/settings.ts';
 import { runTableDefinition } from '../../shared/domain/run-table.ts';
 import { cdkContext, type Synthesized, synth } from './synth.ts';
@@ -226,8 +231,9 @@ describe.each(['dev', 'prod'])('ControlPlaneStack (%s)', (envName) => {
         const env = Object.fromEntries(
           Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' ? v : placeholder(k)]),
         );
+        const settingVariables = [SEALED_SETTINGS_ENV, SEALED_SETTINGS_DIGEST_ENV];
         const nonSettings = Object.keys(env).filter(
-          (k) => !SETTING_KEYS.some((key) => key.toUpperCase() === k),
+          (k) => !settingVariables.includes(k) && !SETTING_KEYS.some((key) => key.toUpperCase() === k),
         );
 
         expect(nonSettings.sort(), id).toEqual(
@@ -282,6 +288,13 @@ describe.each(['dev', 'prod'])('ControlPlaneStack (%s)', (envName) => {
           'Fn::GetAtt': [idOf(s.stack.runners.executionRole), 'Arn'],
         });
         expect(variables.ANSIBLE_ECS_CLUSTER, id).toEqual({ Ref: idOf(s.stack.runners.cluster) });
+        // The settings synth knew are sealed (checked there, not at cold start); the two references are not.
+        const sealed = readSealedSettings(env);
+        expect(sealed !== undefined && 'checked' in sealed && sealed.checked, id).toBe(true);
+        expect(
+          Object.keys(env).filter((k) => SETTING_KEYS.some((key) => key.toUpperCase() === k)),
+          id,
+        ).toEqual(['ANSIBLE_ECS_CLUSTER', 'ANSIBLE_ECS_EXECUTION_ROLE_ARN']);
       }
     });
   });
