@@ -75,8 +75,10 @@ export function functionEnvironment(inputs: FunctionEnvironmentInputs): Record<s
   const known: Record<string, string> = {};
   for (const [key, value] of Object.entries(settings)) {
     if (value === undefined) continue;
-    if (Token.isUnresolved(value)) atDeploy[key] = value;
-    else known[key] = settingValue(value);
+    const text = settingValue(value);
+    // A reference anywhere in the text (a list's item, say) is resolved only at deploy.
+    if (Token.isUnresolved(text)) atDeploy[key] = value;
+    else known[key] = text;
   }
   for (const [key, value] of Object.entries(atDeploy)) env[key.toUpperCase()] = settingValue(value);
   const { sealed, rest } = sealableSettings(known);
