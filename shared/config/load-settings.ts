@@ -294,13 +294,8 @@ export function loadSettings(options: LoadSettingsOptions = {}): Settings {
   const problems: FieldError[] = [];
   for (const issue of result.error.issues) {
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) {
-        const hint = closestKey(key);
-        problems.push({
-          path: key,
-          message: `unknown setting (${describeSource(sources.get(key))})${hint === undefined ? '' : `; did you mean ${hint}?`}`,
-        });
-      }
+      for (const key of issue.keys)
+        problems.push(unknownSetting(key, `(${describeSource(sources.get(key))})`));
       continue;
     }
     const [key, ...rest] = issue.path;
@@ -377,11 +372,7 @@ export function sealableSettings(variables: Readonly<Record<string, string>>): {
   const problems: FieldError[] = [];
   for (const [key, text] of Object.entries(variables)) {
     if (!Object.hasOwn(SETTING_SHAPE, key)) {
-      const hint = closestKey(key);
-      problems.push({
-        path: key,
-        message: `unknown setting${hint === undefined ? '' : `; did you mean ${hint}?`}`,
-      });
+      problems.push(unknownSetting(key));
       continue;
     }
     const schema = keySchema(key as SettingKey);
@@ -448,6 +439,16 @@ function checkFiles(
     return problem(`names ${path}, which has no current-context`);
   }
   return [];
+}
+
+/** The problem with a key no setting has (`where`: where it came from), offering the key it is likely a typo of. */
+function unknownSetting(key: string, where?: string): FieldError {
+  const hint = closestKey(key);
+  const from = where === undefined ? '' : ` ${where}`;
+  return {
+    path: key,
+    message: `unknown setting${from}${hint === undefined ? '' : `; did you mean ${hint}?`}`,
+  };
 }
 
 /** A typo is usually one or two edits away from a real key; offer it. */
