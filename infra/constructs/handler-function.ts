@@ -11,6 +11,14 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { splitBundle } from './split-bundle.ts';
 
+/**
+ * A function's memory unless its spec says otherwise. Lambda's own default,
+ * 128 MB, is less than a task function's code takes once its cloud SDKs have
+ * loaded (test/infra/lambda-bundle.test.ts), and gives the cold start a
+ * sliver of a core.
+ */
+export const DEFAULT_MEMORY_MIB = 512;
+
 export interface HandlerFunctionProps {
   /** Path of the handler module, relative to the project root. */
   readonly entry: string;
@@ -66,7 +74,7 @@ export class HandlerFunction extends Construct implements IGrantable {
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
-      memorySize: props.memorySize ?? 512,
+      memorySize: props.memorySize ?? DEFAULT_MEMORY_MIB,
       timeout: props.timeout,
       role: this.role,
       logGroup: this.logGroup,

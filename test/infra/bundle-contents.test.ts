@@ -182,6 +182,19 @@ describe('Lambda bundle contents', () => {
     expect(awsClients('RefreshDiscovery')).toEqual(['@aws-sdk/client-dynamodb', '@aws-sdk/client-ec2']);
   });
 
+  // shared/adapters/gce/vm-discovery.ts imports the instances client alone: the package's index loads all its clients.
+  it.each(['RefreshDiscovery', 'RefreshDiscoverySchedule'])(
+    '%s holds the Compute Engine instances client, not the whole of @google-cloud/compute',
+    (name) => {
+      const compute = of(name).inputs.filter((p) => p.includes('node_modules/@google-cloud/compute/'));
+      expect(compute.some((p) => p.endsWith('/build/src/v1/instances_client.js'))).toBe(true);
+      expect(
+        compute.filter((p) => /\/(v1beta|v1small)\/|protos\/protos\.js$|src\/index\.js$/.test(p)),
+      ).toEqual([]);
+      expect(compute.filter((p) => /_client\.js$/.test(p))).toHaveLength(1);
+    },
+  );
+
   // The scheduled refresh is a table function too (shared/composition/lambda/tables.ts tableHandler), not the whole AWS composition.
   it('RefreshDiscoverySchedule holds the DynamoDB and EC2 clients and no other; by its first call it loads only DynamoDB', () => {
     expect(awsClients('RefreshDiscoverySchedule')).toEqual([

@@ -25,7 +25,7 @@ describe('Lambda ESM bundles and CommonJS module globals', () => {
       entry,
       [
         "import { JobsClient } from '@google-cloud/run';",
-        "import { InstancesClient } from '@google-cloud/compute';",
+        "import { InstancesClient } from '@google-cloud/compute/build/src/v1/instances_client.js';",
         `const credentials = ${JSON.stringify(credentials)};`,
         'const jobs = new JobsClient({ credentials });',
         'const instances = new InstancesClient({ credentials });',

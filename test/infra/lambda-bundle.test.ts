@@ -5,6 +5,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiEvent, SCHEDULED_EVENT } from '../../bench/support/lambda-events.ts';
 import { CHILD_ENV } from '../../bench/support/lambda-measure.ts';
+import { DEFAULT_MEMORY_MIB } from '../../infra/constructs/handler-function.ts';
 import { API_HANDLERS, constructIdOf, type HandlerSpec, WORKER_HANDLERS } from '../../infra/handlers.ts';
 import { buildLambdaBundle, type LambdaBundle } from '../../infra/lambda-bundle.ts';
 import { REPO } from './synth.ts';
@@ -58,6 +59,7 @@ const FUNCTIONS: Record<string, unknown> = {
   GetRunLogs: apiEvent('GET /runs/{id}/logs'),
   SubmitRun: apiEvent('POST /runs'),
   PollBackends: SCHEDULED_EVENT,
+  RefreshDiscovery: apiEvent('POST /discovery/refresh'),
 };
 
 const built = new Map<string, { dir: string; bundle: LambdaBundle }>();
@@ -139,4 +141,38 @@ describe('Lambda assets (infra/lambda-bundle.ts)', () => {
     expect(loaded).toEqual(bundle.firstCallFiles.filter((f) => !f.includes('first-call')).sort());
     expect(bundle.firstCallFiles.some((f) => f.includes('first-call'))).toBe(true);
   }, 60_000);
+
+  /*
+   * The most a function's code takes: its entry and then every chunk, each of
+   * which loads only when its code runs (a cloud's launcher, a cloud's VM
+   * listing). That must leave at least half the function's memory for its
+   * work. GCE's listing alone once took 320 MB here: the package's index
+   * with all its clients, before shared/adapters/gce/vm-discovery.ts imported
+   * the instances client by itself.
+   */
+  const LOAD_ALL = `
+import { readdirSync } from 'node:fs';
+const [dir] = process.argv.slice(1);
+await import(dir + '/index.mjs');
+for (const file of readdirSync(dir + '/chunks')) await import(dir + '/chunks/' + file);
+process.stdout.write(String(process.memoryUsage().rss));
+`;
+  it.each(['GetRunLogs', 'PollBackends', 'RefreshDiscovery'])(
+    '%s with every cloud SDK it may load, loaded at once, uses less than half its memory',
+    (name) => {
+      const memoryMiB = SPECS.get(name)?.memoryMiB ?? DEFAULT_MEMORY_MIB;
+      const rss = Number(
+        execFileSync(process.execPath, ['--input-type=module', '-e', LOAD_ALL, of(name).dir], {
+          env: CHILD_ENV,
+          encoding: 'utf8',
+          timeout: 60_000,
+        }),
+      );
+
+      expect(of(name).bundle.files.length).toBeGreaterThan(10);
+      expect(rss / 2 ** 20).toBeGreaterThan(60); // it did load: node alone is about 45
+      expect(rss / 2 ** 20).toBeLessThan(memoryMiB / 2);
+    },
+    60_000,
+  );
 });

@@ -1,4 +1,4 @@
-import { InstancesClient } from '@google-cloud/compute';
+import { InstancesClient } from '@google-cloud/compute/build/src/v1/instances_client.js';
 import { OAuth2Client } from 'google-auth-library';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GceVmDiscovery } from '../../shared/adapters/gce/vm-discovery.ts';
