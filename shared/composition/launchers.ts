@@ -251,7 +251,7 @@ const cloudSdks =
         kubernetes: () => import('./kubernetes.ts'),
         gcp: () =>
           Promise.all([
-            import('@google-cloud/run'),
+            import('../adapters/cloud-run/clients.ts'),
             import('google-auth-library'),
             import('../adapters/cloud-run/launcher.ts'),
           ]),

@@ -24,7 +24,7 @@ describe('Lambda ESM bundles and CommonJS module globals', () => {
     writeFileSync(
       entry,
       [
-        "import { JobsClient } from '@google-cloud/run';",
+        "import { JobsClient } from '@google-cloud/run/build/src/v2/jobs_client.js';",
         "import { InstancesClient } from '@google-cloud/compute/build/src/v1/instances_client.js';",
         `const credentials = ${JSON.stringify(credentials)};`,
         'const jobs = new JobsClient({ credentials });',

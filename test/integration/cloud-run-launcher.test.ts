@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
-import { ExecutionsClient, JobsClient, TasksClient } from '@google-cloud/run';
 import { OAuth2Client } from 'google-auth-library';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExecutionsClient, JobsClient, TasksClient } from '../../shared/adapters/cloud-run/clients.ts';
 import {
   type CloudRunLauncherOptions,
   cloudRunOptionsFromSettings,
