@@ -1,4 +1,4 @@
-import { Token } from 'aws-cdk-lib';
+import { Token, Tokenization } from 'aws-cdk-lib';
 import { sealableSettings } from '../shared/config/load-settings.ts';
 import { sealedSettingsEnvironment } from '../shared/config/sealed-settings.ts';
 import type { EnvironmentConfig } from './config.ts';
@@ -85,4 +85,92 @@ export function functionEnvironment(inputs: FunctionEnvironmentInputs): Record<s
   if (Object.keys(sealed).length > 0) Object.assign(env, sealedSettingsEnvironment(sealed));
   for (const [key, text] of Object.entries(rest)) env[key.toUpperCase()] = text;
   return env;
+}
+
+/**
+ * Lambda refuses a function whose environment is over 4 KB, measured as the
+ * JSON text of its variables (its error quotes that text as "String
+ * measured"), and says so only when CloudFormation deploys the function.
+ */
+export const LAMBDA_ENVIRONMENT_LIMIT_BYTES = 4096;
+
+/**
+ * What synth counts for a reference to one of the stack's resources, whose
+ * value CloudFormation fills in at deploy: about the longest a queue URL
+ * (`https://sqs.<region>.amazonaws.com/<account>/<name of up to 80>`) or a
+ * role ARN with a generated name comes to.
+ */
+export const REFERENCE_BYTES_ESTIMATE = 160;
+
+export interface EnvironmentSize {
+  /** The variables' JSON, as Lambda measures it, with every reference left out. */
+  readonly knownBytes: number;
+  /** References to the stack's resources in the values (each one unknown until deploy). */
+  readonly references: number;
+  /** Each variable's share of `knownBytes` (its name and value, quoted, and the colon and comma), largest first. */
+  readonly byVariable: readonly { readonly name: string; readonly bytes: number }[];
+}
+
+/** How big `env` is as Lambda measures it, before deploy (see EnvironmentSize). */
+export function environmentSize(env: Readonly<Record<string, string>>): EnvironmentSize {
+  let references = 0;
+  const known: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    const fragments = Tokenization.reverseString(value);
+    references += fragments.tokens.length;
+    known[name] =
+      fragments.tokens.length === 0
+        ? value
+        : String(
+            fragments.mapTokens({ mapToken: () => '' }).join({ join: (left, right) => `${left}${right}` }),
+          );
+  }
+  const bytesOf = (text: string) => Buffer.byteLength(text, 'utf8');
+  const byVariable = Object.entries(known)
+    .map(([name, value]) => ({ name, bytes: bytesOf(JSON.stringify({ [name]: value })) - 1 }))
+    .sort((a, b) => b.bytes - a.bytes);
+  return { knownBytes: bytesOf(JSON.stringify(known)), references, byVariable };
+}
+
+/**
+ * A problem with `env`'s size for Lambda, or undefined: an error when what
+ * synth already knows is over the limit (the deploy would fail), a warning
+ * when it would be over once each reference is filled in at its estimate.
+ * Names variables and sizes, never a value.
+ *
+ * @example
+ * environmentSizeProblem({ LOG_LEVEL: 'INFO' }); // undefined
+ */
+export function environmentSizeProblem(
+  env: Readonly<Record<string, string>>,
+  where: string,
+): { readonly level: 'error' | 'warning'; readonly message: string } | undefined {
+  const size = environmentSize(env);
+  const limit = LAMBDA_ENVIRONMENT_LIMIT_BYTES;
+  const n = (bytes: number) => bytes.toLocaleString('en-US');
+  const largest = size.byVariable
+    .slice(0, 3)
+    .map((v) => `${v.name} ${n(v.bytes)}`)
+    .join(', ');
+  const cure = `Shorten or remove settings in ${where}. Largest variables (bytes): ${largest}.`;
+  if (size.knownBytes > limit) {
+    return {
+      level: 'error',
+      message:
+        `The functions' environment is ${n(size.knownBytes)} bytes before its ${size.references} references ` +
+        `to the stack's resources are filled in, over Lambda's limit of ${n(limit)} (the JSON of the ` +
+        `variables): Lambda would refuse every function at deploy. ${cure}`,
+    };
+  }
+  const estimate = size.knownBytes + size.references * REFERENCE_BYTES_ESTIMATE;
+  if (estimate > limit) {
+    return {
+      level: 'warning',
+      message:
+        `The functions' environment is ${n(size.knownBytes)} bytes plus ${size.references} references to the ` +
+        `stack's resources, filled in at deploy: about ${n(estimate)} bytes at ${REFERENCE_BYTES_ESTIMATE} ` +
+        `each, over Lambda's limit of ${n(limit)}, so the deploy may fail. ${cure}`,
+    };
+  }
+  return undefined;
 }

@@ -1,4 +1,13 @@
-import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
+import {
+  Annotations,
+  Aws,
+  CfnOutput,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Tags,
+} from 'aws-cdk-lib';
 import { type IVpc, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
@@ -31,7 +40,12 @@ import {
   secretArnsUnder,
 } from '../constructs/runners.ts';
 import { WorkQueues } from '../constructs/work-queues.ts';
-import { functionEnvironment, METRIC_NAMESPACE, runSecretsPrefix } from '../function-environment.ts';
+import {
+  environmentSizeProblem,
+  functionEnvironment,
+  METRIC_NAMESPACE,
+  runSecretsPrefix,
+} from '../function-environment.ts';
 import {
   type Access,
   API_HANDLERS,
@@ -155,6 +169,15 @@ export class ControlPlaneStack extends Stack {
       logStreamPrefix: RUNNER_LOG_STREAM_PREFIX,
       perRunFamilyPrefix,
     });
+    // Lambda checks its 4 KB only at deploy, function by function: say it at synth, naming what to shorten.
+    const sizeProblem = environmentSizeProblem(
+      environment,
+      `cdk.json's environments.${config.name}.settings`,
+    );
+    if (sizeProblem?.level === 'error') this.node.addValidation({ validate: () => [sizeProblem.message] });
+    if (sizeProblem?.level === 'warning') {
+      Annotations.of(this).addWarningV2('@remote-worker/lambda-environment-size', sizeProblem.message);
+    }
 
     const functions: Record<string, HandlerFunction> = {};
     const accessByFunction: Record<string, Set<Access>> = {};
