@@ -139,7 +139,7 @@ export function environmentSize(env: Readonly<Record<string, string>>): Environm
  * Names variables and sizes, never a value.
  *
  * @example
- * environmentSizeProblem({ LOG_LEVEL: 'INFO' }); // undefined
+ * environmentSizeProblem({ LOG_LEVEL: 'INFO' }, "cdk.json's environments.dev.settings"); // undefined
  */
 export function environmentSizeProblem(
   env: Readonly<Record<string, string>>,

@@ -1,8 +1,9 @@
 import type { protos } from '@google-cloud/compute';
-// The instances client alone, not the package's index: the index loads all of the package's ~400 clients
-// (v1, v1beta, v1small) and its 30 MB generated protos.js, some 2 s and 80 MB more at a discovery's first
-// refresh, and 20 s more to bundle (docs/performance.md, Google Cloud clients). The package has no `exports` map,
-// so this path is as public as the index; test/integration/gce-vm-discovery.test.ts drives it.
+// The instances client alone, not the package's index: the index loads all 260 of the package's clients
+// (v1, v1beta, v1small) and its 30 MB generated protos.js, some 2.5 s and 150 MB more at a discovery's first
+// refresh in a Lambda bundle, and 15 s more to bundle (docs/performance.md, Google Cloud clients). The package
+// has no `exports` map, so this path is as public as the index; test/integration/gce-vm-discovery.test.ts
+// drives it.
 import { InstancesClient } from '@google-cloud/compute/build/src/v1/instances_client.js';
 import { type DiscoveredVm, discoveredId } from '../../domain/discovery.ts';
 import type { VmDiscovery } from '../../ports/vm-discovery.ts';
