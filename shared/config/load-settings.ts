@@ -66,6 +66,8 @@ function keySchema(key: SettingKey): z.ZodMiniType {
 const inputTypes = new Map<string, EnvInput>();
 /** Computed on first use, per key: a function's environment sets a few of the keys. */
 function inputTypeOf(key: string): EnvInput {
+  // Known without building the schema (settings/fields.ts optionalText).
+  if ((SETTING_SHAPE[key as SettingKey] as SettingDef | undefined)?.plainText === true) return 'text';
   let type = inputTypes.get(key);
   if (type === undefined) {
     type = envInputOf(keySchema(key as SettingKey));
@@ -330,7 +332,15 @@ function parseGiven(
       continue;
     }
     if (Object.hasOwn(raw, key)) {
-      const parsed = keySchema(key).safeParse(raw[key], ONCE);
+      const given = raw[key];
+      if ((SETTING_SHAPE[key] as SettingDef).plainText === true && typeof given === 'string') {
+        // `optionalText`'s two rules without its schema; empty text goes to the whole schema's message.
+        const trimmed = given.trim();
+        if (trimmed === '') return undefined;
+        settings[key] = trimmed;
+        continue;
+      }
+      const parsed = keySchema(key).safeParse(given, ONCE);
       if (!parsed.success) return undefined;
       settings[key] = parsed.data;
       continue;

@@ -1,5 +1,5 @@
 import * as z from '../../lib/zod.ts';
-import { idList, text } from './fields.ts';
+import { idList, optionalText, text } from './fields.ts';
 
 /** The ACI runner (Azure Container Instances): subnet, registry and subscription. */
 export const aciSettings = {
@@ -11,11 +11,11 @@ export const aciSettings = {
         'a subnet resource id (/subscriptions/…/resourceGroups/…/providers/Microsoft.Network/virtualNetworks/…/subnets/…)',
       ),
     ),
-  ansible_aci_acr_server: () => z.optional(text()),
-  ansible_aci_acr_username: () => z.optional(text()),
+  ansible_aci_acr_server: optionalText,
+  ansible_aci_acr_username: optionalText,
   /** The NAME of the secret holding the registry password, never the password. */
-  ansible_aci_acr_password_secret: () => z.optional(text()),
-  azure_subscription_id: () => z.optional(text()),
-  azure_resource_group: () => z.optional(text()),
-  azure_location: () => z.optional(text()),
+  ansible_aci_acr_password_secret: optionalText,
+  azure_subscription_id: optionalText,
+  azure_resource_group: optionalText,
+  azure_location: optionalText,
 };

@@ -1,12 +1,12 @@
 import * as z from '../../lib/zod.ts';
-import { text } from './fields.ts';
+import { optionalText, text } from './fields.ts';
 
 /** The Cloud Run runner (GCP jobs): project, region and VPC connector. */
 export const cloudRunSettings = {
   // Cloud Run plumbing.
-  gcp_project_id: () => z.optional(text()),
-  gcp_region: () => z.optional(text()),
-  gcp_ansible_cloud_run_region: () => z.optional(text()),
+  gcp_project_id: optionalText,
+  gcp_region: optionalText,
+  gcp_ansible_cloud_run_region: optionalText,
   /** A connector name (expanded in the run's project and region) or its full resource name. */
   gcp_ansible_vpc_connector: () =>
     z.optional(

@@ -15,7 +15,11 @@ import * as z from '../../lib/zod.ts';
  * settings' share of a cold start. A key with a default says it with
  * `defaulted`, so an unset key takes its value without its schema being built.
  */
-export type SettingDef = (() => z.ZodMiniType) & { readonly fallback?: unknown };
+export type SettingDef = (() => z.ZodMiniType) & {
+  readonly fallback?: unknown;
+  /** Built by `optionalText`: a string given for it is checked without its schema (see there). */
+  readonly plainText?: true;
+};
 
 /** An area's keys, each built on first use. */
 export type LazyShape = Readonly<Record<string, SettingDef>>;
@@ -54,6 +58,20 @@ export const runner = once(() => z.enum(RUNNERS));
 export const text = once(() =>
   z.string().check(z.trim(), z.minLength(1, 'must not be empty: omit the key to leave it unset')),
 );
+
+/**
+ * A text key that may be unset, `z.optional(text())`: most of the names and
+ * ids an operator sets (a cluster, a bucket, a secret's name). It is marked
+ * `plainText`, and loadSettings takes a string given for it by `text()`'s two
+ * rules, trimmed and then not empty, without building the schema: a Lambda
+ * function's environment holds two such values synth cannot seal (the
+ * cluster's name, the execution role's ARN), and their schemas were the only
+ * zod a discovery function built on its cold start. Anything else given for
+ * it (a number from a settings file), and any empty text, goes through the
+ * schema, which reports it as it always has.
+ * test/unit/config/settings/lazy.test.ts holds every such key to its schema.
+ */
+export const optionalText = Object.assign(() => z.optional(text()), { plainText: true as const });
 
 /** An http(s) URL (Password Safe, Portainer, an Azure blob service). */
 export const httpUrl = once(() => z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }));

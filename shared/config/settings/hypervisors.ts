@@ -1,7 +1,7 @@
 import { HYPERVISORS, type Hypervisor } from '../../domain/hypervisors.ts';
 import { once } from '../../lib/once.ts';
 import * as z from '../../lib/zod.ts';
-import { text } from './fields.ts';
+import { optionalText, text } from './fields.ts';
 
 /**
  * The on-premises hypervisor integrations' settings, spread into the one
@@ -52,5 +52,5 @@ export const HYPERVISOR_SETTINGS = {
   ...integration(HYPERVISORS[3]),
   ...integration(HYPERVISORS[4]),
   /** Proxmox's API token secret name: the management API accepts it, SSH does not. */
-  proxmox_token_secret: () => z.optional(text()),
+  proxmox_token_secret: optionalText,
 };

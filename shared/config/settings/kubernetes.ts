@@ -1,6 +1,6 @@
 import { isDnsLabel, isDnsSubdomain } from '../../domain/kubernetes-names.ts';
 import * as z from '../../lib/zod.ts';
-import { defaulted, list, text } from './fields.ts';
+import { defaulted, list, optionalText, text } from './fields.ts';
 
 /** The Kubernetes pod runner: namespace, credentials and service account. */
 export const kubernetesSettings = {
@@ -13,7 +13,7 @@ export const kubernetesSettings = {
    * Path to a kubeconfig; absent means in-cluster credentials (the pod's service account). The file
    * must exist and hold a kubeconfig when settings are loaded (loadSettings), not at the first run.
    */
-  kubernetes_kubeconfig: () => z.optional(text()),
+  kubernetes_kubeconfig: optionalText,
   /** Service account of the task pods: no permissions, no API token. */
   kubernetes_service_account: defaulted('remote-worker-task', () =>
     text().check(z.refine(isDnsSubdomain, 'must be a DNS-1123 subdomain name (a-z, 0-9, -, .)')),

@@ -1,6 +1,6 @@
 import { STORAGE_BACKENDS } from '../../domain/asset-access.ts';
 import * as z from '../../lib/zod.ts';
-import { type AreaSettings, defaulted, httpUrl, type RuleContext, text } from './fields.ts';
+import { type AreaSettings, defaulted, httpUrl, optionalText, type RuleContext, text } from './fields.ts';
 
 /** Asset storage: the active backend, its location, and how long a task may take to fetch its asset. */
 export const storageSettings = {
@@ -11,20 +11,20 @@ export const storageSettings = {
    * The local backend's root. Unset: `<REMOTE_WORKER_DATA_DIR>/assets`, seeded with the examples on first
    * start (bin/local-mode/asset-root.ts), so uploads never land in the source tree.
    */
-  local_storage_path: () => z.optional(text()),
+  local_storage_path: optionalText,
   /** S3 bucket (and key prefix) of the s3 backend; a deployed stack sets its own bucket. */
-  asset_s3_bucket: () => z.optional(text()),
+  asset_s3_bucket: optionalText,
   asset_s3_prefix: () => z.optional(z.string()),
   /** Blob service URL of the azure_blob backend: https://<account>.blob.core.windows.net */
   azure_storage_account_url: () => z.optional(httpUrl()),
-  azure_storage_container: () => z.optional(text()),
+  azure_storage_container: optionalText,
   azure_storage_prefix: () => z.optional(z.string()),
   /**
    * The NAME of the secret holding the storage account key, never the key: with it, read SASs are signed
    * with the key; without it, with a user delegation key the Azure identity (AZURE_* env) asks for.
    */
-  azure_storage_key_secret: () => z.optional(text()),
-  gcs_bucket: () => z.optional(text()),
+  azure_storage_key_secret: optionalText,
+  gcs_bucket: optionalText,
   gcs_prefix: () => z.optional(z.string()),
   /**
    * How long a launched task has to start and fetch its asset: the lifetime of its read URL (never past

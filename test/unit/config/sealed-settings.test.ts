@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { deployedEnvironment } from '../../../bench/support/deployed-environment.ts';
 import { loadSettings, sealableSettings } from '../../../shared/config/load-settings.ts';
 import {
   readSealedSettings,
@@ -112,5 +113,39 @@ describe('sealed settings (REMOTE_WORKER_SETTINGS, checked at synth)', () => {
       },
     ]);
     expect(loadSettings({ env: { ...env, MAX_TIMEOUT_SECONDS: '7200' } }).default_timeout_seconds).toBe(7200);
+  });
+
+  it('a function in its deployed environment loads its settings without building one setting’s schema', async () => {
+    // A fresh module, so no schema was built by an earlier test; every key's builder counted.
+    vi.resetModules();
+    const fresh = await import('../../../shared/config/load-settings.ts');
+    const shape = fresh.SETTING_SHAPE as unknown as Record<string, (() => unknown) & object>;
+    const built: string[] = [];
+    const originals = { ...shape };
+    for (const [key, build] of Object.entries(originals)) {
+      shape[key] = Object.assign(() => {
+        built.push(key);
+        return build();
+      }, build);
+    }
+    try {
+      const env = deployedEnvironment();
+      // What stays a variable: the two references synth cannot know (plain text: settings/fields.ts optionalText).
+      expect(Object.keys(env).filter((k) => k.startsWith('ANSIBLE_'))).toEqual([
+        'ANSIBLE_ECS_CLUSTER',
+        'ANSIBLE_ECS_EXECUTION_ROLE_ARN',
+      ]);
+
+      const settings = fresh.loadSettings({ env });
+
+      expect(settings.ansible_ecs_cluster).toBe(env.ANSIBLE_ECS_CLUSTER);
+      expect(settings.ansible_ecs_execution_role_arn).toBe(env.ANSIBLE_ECS_EXECUTION_ROLE_ARN);
+      expect(built).toEqual([]);
+      // The counting sees a build: a value the schema must check.
+      fresh.loadSettings({ env: { ...env, RELAY_CONCURRENCY: '4' } });
+      expect(built).toEqual(['relay_concurrency']);
+    } finally {
+      Object.assign(shape, originals);
+    }
   });
 });

@@ -40,6 +40,48 @@ describe('settings parsed key by key', () => {
     expect(Object.entries(loaded)).toEqual(Object.entries(settingsSchema().parse(file)));
   });
 
+  // settings/fields.ts optionalText: a string given for these is checked without building their schema.
+  const PLAIN_TEXT = SETTING_KEYS.filter((key) => (SETTING_SHAPE[key] as SettingDef).plainText === true);
+  const TEXTS = ['rw', '  padded name  ', 'arn:aws:iam::123456789012:role/x', '', '   ', '\t\n'];
+  it.each(PLAIN_TEXT)(
+    '%s, plain text: every string loads as the whole schema parses it, or is refused alike',
+    (key) => {
+      for (const text of TEXTS) {
+        const file = { [key]: text };
+        const expected = settingsSchema().safeParse(file);
+        const outcome = (() => {
+          try {
+            const loaded = loadSettings({
+              env: { REMOTE_WORKER_CONFIG: '/etc/remote-worker/settings.json' },
+              readFile: () => JSON.stringify(file),
+            });
+            return { value: loaded[key] };
+          } catch (error) {
+            const { problems } = error as { problems: { path: string; message: string }[] };
+            return { refused: problems.map((p) => `${p.path}: ${p.message.replace(/ \([^)]*\)$/, '')}`) };
+          }
+        })();
+        expect(outcome, JSON.stringify(text)).toEqual(
+          expected.success
+            ? { value: expected.data[key] }
+            : { refused: expected.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`) },
+        );
+      }
+    },
+  );
+
+  it('marks the text keys that may be unset, and only them, plain text', () => {
+    expect(PLAIN_TEXT).toContain('ansible_ecs_cluster');
+    expect(PLAIN_TEXT).toContain('ansible_ecs_execution_role_arn');
+    expect(PLAIN_TEXT).toHaveLength(24);
+    for (const key of PLAIN_TEXT) {
+      const schema = SETTING_SHAPE[key]();
+      expect(schema.safeParse(undefined).success, key).toBe(true);
+      expect(schema.safeParse(' a ').data, key).toBe('a');
+      expect(schema.safeParse(7).success, key).toBe(false);
+    }
+  });
+
   it('reports bad keys as the whole schema does, every problem at once', () => {
     const problems = (() => {
       try {
