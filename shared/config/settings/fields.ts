@@ -65,8 +65,9 @@ export const text = once(() =>
  * `plainText`, and loadSettings takes a string given for it by `text()`'s two
  * rules, trimmed and then not empty, without building the schema: a Lambda
  * function's environment holds two such values synth cannot seal (the
- * cluster's name, the execution role's ARN), and their schemas were the only
- * zod a discovery function built on its cold start. Anything else given for
+ * cluster's name, the execution role's ARN), and building their schemas took
+ * loadSettings' first call from 1.3–2.2 ms to 2.9–4.5 (docs/performance.md,
+ * Lambda cold start). Anything else given for
  * it (a number from a settings file), and any empty text, goes through the
  * schema, which reports it as it always has.
  * test/unit/config/settings/lazy.test.ts holds every such key to its schema.
