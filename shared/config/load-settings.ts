@@ -63,11 +63,14 @@ function keySchema(key: SettingKey): z.ZodMiniType {
  * `"3"` in YAML is a mistake worth reporting), so coercion happens here, driven by
  * the schema's own input types rather than a hand-kept list that could drift.
  */
+/** A key built by `optionalText` (settings/fields.ts): a string given for it is checked without its schema. */
+const isPlainText = (key: string): boolean =>
+  (SETTING_SHAPE[key as SettingKey] as SettingDef | undefined)?.plainText === true;
+
 const inputTypes = new Map<string, EnvInput>();
 /** Computed on first use, per key: a function's environment sets a few of the keys. */
 function inputTypeOf(key: string): EnvInput {
-  // Known without building the schema (settings/fields.ts optionalText).
-  if ((SETTING_SHAPE[key as SettingKey] as SettingDef | undefined)?.plainText === true) return 'text';
+  if (isPlainText(key)) return 'text';
   let type = inputTypes.get(key);
   if (type === undefined) {
     type = envInputOf(keySchema(key as SettingKey));
@@ -333,7 +336,7 @@ function parseGiven(
     }
     if (Object.hasOwn(raw, key)) {
       const given = raw[key];
-      if ((SETTING_SHAPE[key] as SettingDef).plainText === true && typeof given === 'string') {
+      if (isPlainText(key) && typeof given === 'string') {
         // `optionalText`'s two rules without its schema; empty text goes to the whole schema's message.
         const trimmed = given.trim();
         if (trimmed === '') return undefined;
