@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A moto server on a free loopback port, for the benchmarks that run AWS mode against it. */
@@ -14,10 +15,13 @@ const freePort = (): Promise<number> =>
     });
   });
 
+const SERVER = join(import.meta.dirname, '../../test/support/moto_server.py');
+
 export async function startMoto(): Promise<{ endpoint: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn('python3', ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], {
-    stdio: ['ignore', 'ignore', 'ignore'],
+  // test/support/moto_server.py: the tests' moto, which exits when its stdin (this pipe) closes.
+  const child = spawn('python3', [SERVER, '-H', '127.0.0.1', '-p', String(port)], {
+    stdio: ['pipe', 'ignore', 'ignore'],
   });
   const endpoint = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;

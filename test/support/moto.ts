@@ -1,17 +1,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll } from 'vitest';
 import { freePort } from './free-port.ts';
 
 /**
- * One moto server per test file (`python3 -m moto.server`, 5.2.1 here).
+ * One moto server per test file (moto 5.2.1), started as `python3 moto_server.py`.
  *
  * moto differs from AWS in ways tests must not rely on (shared/NOTES.md lists
  * them); each test file that meets one writes it down where it matters.
  *
- * The server is started through a tiny Python bootstrap that exits when its
- * stdin closes, so a test worker that dies without running `afterAll` (killed,
- * crashed) does not leave a server behind: the pipe closes with the worker.
+ * moto_server.py (beside this file) exits when its stdin closes, so a test
+ * worker that dies without running `afterAll` (killed, crashed) does not leave
+ * a server behind: the pipe closes with the worker. It also routes each request
+ * without the directory listing moto's own server makes per request (the file
+ * says why).
  */
 
 /** SDK client config for moto: fixed credentials, one region, and no retries so a failure is quick and readable. */
@@ -35,15 +38,8 @@ export interface MotoServer {
   stop(): Promise<void>;
 }
 
-const BOOTSTRAP = `
-import os, sys, threading
-def _watch_parent():
-    sys.stdin.buffer.read()
-    os._exit(0)
-threading.Thread(target=_watch_parent, daemon=True).start()
-from moto.server import main
-main(sys.argv[1:])
-`;
+/** moto's server with its stdin watched and its service lookup cached. */
+const SERVER = join(import.meta.dirname, 'moto_server.py');
 
 const START_TIMEOUT_MS = 30_000;
 
@@ -57,7 +53,7 @@ async function answers(endpoint: string): Promise<boolean> {
   }
 }
 
-/** Close stdin (the bootstrap exits at once on EOF; moto keeps nothing worth a graceful stop), SIGKILL as a fallback. */
+/** Close stdin (the server exits at once on EOF; moto keeps nothing worth a graceful stop), SIGKILL as a fallback. */
 function killAndWait(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
@@ -70,9 +66,9 @@ function killAndWait(child: ChildProcess): Promise<void> {
   });
 }
 
-/** How to start moto: the default bootstrap, or a Python script that patches moto first (it must exit on stdin EOF too). */
+/** How to start moto: moto_server.py, or a Python script that patches moto first (it must exit on stdin EOF too). */
 export interface MotoStartOptions {
-  /** A Python file run instead of the default bootstrap, with the same `-H host -p port` arguments. */
+  /** A Python file run instead of moto_server.py, with the same `-H host -p port` arguments. */
   readonly script?: string;
   /** Added to this process's environment for the server (MOTO_ACCOUNT_ID, INITIAL_NO_AUTH_ACTION_COUNT …). */
   readonly env?: Readonly<Record<string, string>>;
@@ -82,7 +78,7 @@ async function spawnOnce(
   port: number,
   options: MotoStartOptions,
 ): Promise<{ child: ChildProcess; endpoint: string } | string> {
-  const program = options.script === undefined ? ['-c', BOOTSTRAP] : [options.script];
+  const program = [options.script ?? SERVER];
   const child = spawn('python3', [...program, '-H', '127.0.0.1', '-p', String(port)], {
     stdio: ['pipe', 'ignore', 'pipe'],
     env: { ...process.env, ...options.env, MOTO_PORT: String(port) },

@@ -53,15 +53,13 @@ from moto.iam.access_control import (
     PermissionResult,
     S3IAMRequest,
 )
+from moto_server import cache_service_lookup, exit_with_parent
 
 
-def _watch_parent() -> None:
-    # The test's worker holds our stdin: when it goes (afterAll or a hard kill), so do we.
-    sys.stdin.buffer.read()
-    os._exit(0)
-
-
-threading.Thread(target=_watch_parent, daemon=True).start()
+# The same start as every other moto of the tests (moto_server.py, beside this file): exit with the
+# test's worker, and route requests without listing moto's package directory each time.
+exit_with_parent()
+cache_service_lookup()
 
 _decisions_path = os.environ.get("RW_IAM_DECISIONS")
 _decisions_lock = threading.Lock()
