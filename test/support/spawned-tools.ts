@@ -461,5 +461,8 @@ export function scanTree(root: string, dirs: readonly string[]): Scan {
       scan.modules.set(mod, [...(scan.modules.get(mod) ?? []), file.path]);
     }
   }
+  // A module that is one of the scanned files (moto_enforcing.py imports moto_server.py beside it) is the
+  // suite's own, not something to install.
+  for (const file of python) scan.modules.delete(basename(file.path, '.py'));
   return scan;
 }
