@@ -9,9 +9,9 @@ import { RelayLauncher } from '../shared/adapters/relay/relay-launcher.ts';
 import { SqsWorkQueue } from '../shared/adapters/sqs/work-queue.ts';
 import type { Launcher } from '../shared/ports/launcher.ts';
 import { ecsCallRig } from '../test/support/ecs-call-rig.ts';
+import { startMoto } from '../test/support/moto.ts';
 import { CallCounter, printCallTable, sumOf } from './support/call-counter.ts';
 import { reportFigure } from './support/figures.ts';
-import { startMoto } from './support/moto-server.ts';
 import { noopExecutor } from './support/noop-executor.ts';
 import { quantile } from './support/stats.ts';
 
@@ -22,7 +22,6 @@ const RELAY_CONCURRENCY = Number(process.env.BENCH_RELAY_CONCURRENCY ?? 10);
 // ---- moto ---------------------------------------------------------------------------------------
 
 const moto = await startMoto();
-process.once('exit', () => moto.child.kill('SIGKILL'));
 
 Object.assign(process.env, {
   AWS_ENDPOINT_URL: moto.endpoint,
@@ -169,4 +168,4 @@ console.log(
 await agent.stop(5000);
 rmSync(workRoot, { recursive: true, force: true });
 rig.close();
-moto.child.kill('SIGKILL');
+await moto.stop();

@@ -17,16 +17,15 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
+import { startMoto } from '../test/support/moto.ts';
 import { CallCounter, sumOf } from './support/call-counter.ts';
 import { reportFigure } from './support/figures.ts';
-import { startMoto } from './support/moto-server.ts';
 import { relayRig } from './support/relay-rig.ts';
 import { quantile } from './support/stats.ts';
 
 const SAMPLES = Number(process.env.BENCH_RELAY_SAMPLES ?? 30);
 
 const moto = await startMoto();
-process.once('exit', () => moto.child.kill('SIGKILL'));
 const config = {
   endpoint: moto.endpoint,
   region: 'us-east-1',
@@ -186,4 +185,4 @@ reportFigure({
 await rig.close();
 sender.destroy();
 receiver.destroy();
-moto.child.kill('SIGKILL');
+await moto.stop();
