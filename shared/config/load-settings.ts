@@ -58,15 +58,15 @@ function keySchema(key: SettingKey): z.ZodMiniType {
   return schema;
 }
 
+/** A key built by `optionalText` (settings/fields.ts): a string given for it is checked without its schema. */
+const isPlainText = (key: string): boolean =>
+  (SETTING_SHAPE[key as SettingKey] as SettingDef | undefined)?.plainText === true;
+
 /**
  * Environment variables are strings; the schema stays strict for files (a quoted
  * `"3"` in YAML is a mistake worth reporting), so coercion happens here, driven by
  * the schema's own input types rather than a hand-kept list that could drift.
  */
-/** A key built by `optionalText` (settings/fields.ts): a string given for it is checked without its schema. */
-const isPlainText = (key: string): boolean =>
-  (SETTING_SHAPE[key as SettingKey] as SettingDef | undefined)?.plainText === true;
-
 const inputTypes = new Map<string, EnvInput>();
 /** Computed on first use, per key: a function's environment sets a few of the keys. */
 function inputTypeOf(key: string): EnvInput {

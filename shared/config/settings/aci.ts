@@ -1,5 +1,5 @@
 import * as z from '../../lib/zod.ts';
-import { idList, optionalText, text } from './fields.ts';
+import { idList, optionalText } from './fields.ts';
 
 /** The ACI runner (Azure Container Instances): subnet, registry and subscription. */
 export const aciSettings = {

@@ -1,5 +1,5 @@
 import * as z from '../../lib/zod.ts';
-import { defaulted, idList, list, optionalText, text } from './fields.ts';
+import { defaulted, idList, list, optionalText } from './fields.ts';
 
 /** The ECS runner (AWS Fargate): cluster, network and task definitions. */
 export const ecsSettings = {

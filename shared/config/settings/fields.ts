@@ -67,10 +67,10 @@ export const text = once(() =>
  * function's environment holds two such values synth cannot seal (the
  * cluster's name, the execution role's ARN), and building their schemas took
  * loadSettings' first call from 1.3–2.2 ms to 2.9–4.5 (docs/performance.md,
- * Lambda cold start). Anything else given for
- * it (a number from a settings file), and any empty text, goes through the
- * schema, which reports it as it always has.
- * test/unit/config/settings/lazy.test.ts holds every such key to its schema.
+ * Lambda cold start). Anything else given for it (a number from a settings
+ * file), and any empty text, goes through the schema, which reports it as it
+ * always has. test/unit/config/settings/lazy.test.ts holds every such key to
+ * its schema.
  */
 export const optionalText = Object.assign(() => z.optional(text()), { plainText: true as const });
 

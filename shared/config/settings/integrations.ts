@@ -7,7 +7,6 @@ import {
   list,
   optionalText,
   type RuleContext,
-  text,
 } from './fields.ts';
 
 /** Password Safe (just-in-time checkouts) and Portainer. */

@@ -1,4 +1,3 @@
-import * as z from '../../lib/zod.ts';
 import { defaulted, optionalText, text } from './fields.ts';
 
 /** SSH keys of cloud VMs, by secret name. */

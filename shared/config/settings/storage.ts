@@ -1,6 +1,6 @@
 import { STORAGE_BACKENDS } from '../../domain/asset-access.ts';
 import * as z from '../../lib/zod.ts';
-import { type AreaSettings, defaulted, httpUrl, optionalText, type RuleContext, text } from './fields.ts';
+import { type AreaSettings, defaulted, httpUrl, optionalText, type RuleContext } from './fields.ts';
 
 /** Asset storage: the active backend, its location, and how long a task may take to fetch its asset. */
 export const storageSettings = {
